@@ -1,0 +1,71 @@
+"""Atomic file writes and JSON helpers shared by every stage."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from alertforge.errors import BadInput
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, fsync, rename.
+
+    A reader sees either the old file or the new one, never a torn write; an interrupted
+    write leaves the old file in place. Parent directories are created.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def dump_json(value: Any, *, indent: bool = True) -> bytes:
+    """Serialize with orjson, keys sorted, so the same value always gives the same bytes."""
+    option = orjson.OPT_SORT_KEYS
+    if indent:
+        option |= orjson.OPT_INDENT_2
+    return orjson.dumps(value, option=option) + (b"\n" if indent else b"")
+
+
+def write_json(path: str | os.PathLike, value: Any, *, indent: bool = True) -> None:
+    """Atomically write ``value`` as deterministic JSON (see :func:`dump_json`)."""
+    write_atomic(path, dump_json(value, indent=indent))
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read a JSON file.
+
+    Raises:
+        BadInput: the file is missing, unreadable or not valid JSON (the message names it).
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(path, "file not found") from None
+    except IsADirectoryError:
+        raise BadInput(path, "is a directory, expected a JSON file") from None
+    except OSError as err:
+        raise BadInput(path, f"cannot read: {err.strerror}") from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        raise BadInput(path, f"not valid JSON: {err}") from None

@@ -1,0 +1,588 @@
+"""grade(task, workspace) -> GradeResult: run a task's check catalog against a workspace.
+
+PromQL checks replay the catalog's scenarios through the real ``promtool test rules``;
+route checks resolve receivers with the real ``amtool config routes test``; inhibit checks
+use the Alertmanager 0.25 inhibition simulator (:mod:`grader.inhibition`); syntax,
+preservation and tamper checks read the parsed files. The GradeResult shape is in
+docs/formats.md; apart from ``timings`` the same inputs give byte-identical JSON.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+
+from alertforge.errors import BadInput
+from alertforge.files import read_json
+from grader import inhibition, promtool, reward, routing
+from grader.preservation import preserved, tamper_findings
+from grader.workspace import ALERTMANAGER_PATH, RuleFile, Workspace, load_rule_file, load_workspace
+
+RESULT_VERSION = 1
+_TOKEN = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def load_catalog(task_dir: Path) -> dict:
+    """``tests/checks.json`` of a task (BadInput when missing or malformed)."""
+    path = task_dir / "tests" / "checks.json"
+    catalog = read_json(path)
+    if not isinstance(catalog, dict) or not isinstance(catalog.get("checks"), list):
+        raise BadInput(path, "not a check catalog (expected an object with a checks list)")
+    return catalog
+
+
+def group_eval_order(rule_files: list[RuleFile]) -> list[str]:
+    """Rule groups ordered so that a group recording a series runs before groups reading it.
+
+    promtool evaluates groups in map order unless told (prometheus/prometheus#5241); the
+    order is derived from the files being graded, ties kept in file order. Cycles keep
+    file order.
+    """
+    groups = [(g.get("name"), g) for f in rule_files if not f.error for g in f.groups]
+    names = [str(n) for n, _ in groups]
+    records: dict[str, set[str]] = {}
+    reads: dict[str, set[str]] = {}
+    for name, group in groups:
+        for rule in group.get("rules") or []:
+            if not isinstance(rule, dict):
+                continue
+            if rule.get("record"):
+                records.setdefault(str(name), set()).add(str(rule["record"]))
+            reads.setdefault(str(name), set()).update(_TOKEN.findall(str(rule.get("expr") or "")))
+    ordered: list[str] = []
+    remaining = list(dict.fromkeys(names))
+    while remaining:
+        for name in remaining:
+            deps = {other for other in remaining if other != name
+                    and records.get(other, set()) & reads.get(name, set())}
+            if not deps:
+                break
+        else:
+            name = remaining[0]
+        ordered.append(name)
+        remaining.remove(name)
+    return ordered
+
+
+def _strip_records(rule_file: RuleFile, names: set[str]) -> str:
+    doc = {"groups": []}
+    for group in rule_file.groups:
+        group = copy.deepcopy(group)
+        group["rules"] = [r for r in group.get("rules") or []
+                          if not (isinstance(r, dict) and r.get("record") in names)]
+        if group["rules"]:
+            doc["groups"].append(group)
+    return yaml.safe_dump(doc, sort_keys=False, width=10_000)
+
+
+class _Run:
+    """One grading: the temporary directory and what was found on the way."""
+
+    def __init__(self, task_dir: Path, catalog: dict, ws: Workspace, tmp: Path):
+        self.task_dir, self.catalog, self.ws, self.tmp = task_dir, catalog, ws, tmp
+        self.syntax_errors: list[dict] = []
+        self.timings: dict[str, float] = {}
+        self.valid_rules: list[RuleFile] = []
+        self.rule_paths: dict[str, Path] = {}
+        self.am_path: Path | None = None
+        self.am_error: str | None = None
+
+    def check_syntax(self) -> None:
+        started = time.perf_counter()
+        candidates = []
+        for rule_file in self.ws.rule_files:
+            if rule_file.error:
+                self.syntax_errors.append({"file": rule_file.rel, "message": rule_file.error})
+                continue
+            path = self.tmp / "ws" / rule_file.rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(rule_file.text, encoding="utf-8")
+            candidates.append((rule_file, path))
+        problems = promtool.check_rules_many([p for _, p in candidates])
+        for (rule_file, path), problem in zip(candidates, problems):
+            if problem:
+                self.syntax_errors.append({"file": rule_file.rel, "message": problem})
+            else:
+                self.valid_rules.append(rule_file)
+                self.rule_paths[rule_file.rel] = path
+        if self.ws.alertmanager_error:
+            self.am_error = self.ws.alertmanager_error
+        else:
+            self.am_path = self.tmp / "ws" / ALERTMANAGER_PATH
+            self.am_path.parent.mkdir(parents=True, exist_ok=True)
+            self.am_path.write_text(self.ws.alertmanager_text or "", encoding="utf-8")
+            self.am_error = routing.check_config(self.am_path)
+        if self.am_error:
+            self.syntax_errors.append({"file": ALERTMANAGER_PATH, "message": self.am_error})
+            self.am_path = None
+        self.timings["syntax_s"] = time.perf_counter() - started
+
+    def rule_entries(self) -> list[tuple[str, dict, dict]]:
+        return [(f.rel, g, r) for f in self.valid_rules for g in f.groups
+                for r in g.get("rules") or [] if isinstance(r, dict)]
+
+    def run_promql(self, checks: list[dict], reference_names: set[str]) -> dict[str, dict]:
+        """Run every promql probe in the integrated and (if asked) reference variants."""
+        started = time.perf_counter()
+        series = self.catalog.get("input_series", {})
+        interval = self.catalog.get("evaluation_interval", "1m")
+        by_scenario: dict[str, list[dict]] = {}
+        for check in checks:
+            by_scenario.setdefault(check["probe"]["scenario"], []).append(check)
+
+        def groups_for(selected):
+            groups = []
+            for scenario_id in sorted(selected):
+                tests = []
+                for check in selected[scenario_id]:
+                    probe = check["probe"]
+                    tests.append({"expr": promtool.tagged(probe["expr"], "check", check["id"]),
+                                  "eval_time": probe["eval_time"],
+                                  "exp_samples": probe["exp_samples"]})
+                    tests.append({"expr": promtool.tagged(_witness(probe), "witness", check["id"]),
+                                  "eval_time": probe["eval_time"], "exp_samples": []})
+                groups.append({"name": scenario_id, "input_series": series.get(scenario_id, []),
+                               "promql_expr_test": tests})
+            return groups
+
+        variants = {"integrated": (self.valid_rules, by_scenario)}
+        if reference_names:
+            ref_checks = {sid: [c for c in cs if c.get("_reference")] for sid, cs in by_scenario.items()}
+            ref_checks = {sid: cs for sid, cs in ref_checks.items() if cs}
+            ref_file = load_rule_file(self.task_dir / "tests", self.task_dir / "tests" / "reference_records.yml")
+            stripped = []
+            for rule_file in self.valid_rules:
+                stripped.append(RuleFile(rule_file.rel, groups=rule_file.groups,
+                                         text=_strip_records(rule_file, reference_names)))
+            variants["reference"] = (stripped + [ref_file], ref_checks)
+
+        jobs = []
+        for variant, (files, selected) in variants.items():
+            if not selected:
+                continue
+            vdir = self.tmp / variant
+            paths = []
+            for index, rule_file in enumerate(files):
+                path = vdir / "rules" / f"{index:03d}.yml"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(rule_file.text, encoding="utf-8")
+                paths.append(path)
+            text = promtool.test_file([p.relative_to(vdir) for p in paths], group_eval_order(files),
+                                      groups_for(selected), interval)
+            test_path = vdir / "test.yml"
+            test_path.write_text(text, encoding="utf-8")
+            jobs.append((variant, test_path))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            outcomes = dict(zip([v for v, _ in jobs], pool.map(lambda j: _cached_run(j[1]), jobs)))
+        results: dict[str, dict] = {}
+        for variant, failures in outcomes.items():
+            by_id: dict[str, dict] = {}
+            for failure in failures:
+                entry = by_id.setdefault(failure.check_id, {})
+                entry[failure.kind] = failure
+            results[variant] = by_id
+        self.timings["promtool_s"] = time.perf_counter() - started
+        return results
+
+
+_PROMTOOL_CACHE: dict[str, list] = {}
+_PROMTOOL_CACHE_SIZE = 256
+
+
+def _cached_run(test_path: Path) -> list:
+    """promtool.run_tests memoized on the content of the test file and its rule files.
+
+    Per-step grading re-grades workspaces whose rules did not change (a step that edits
+    only alertmanager.yml): the replay is then served from memory.
+    """
+    digest = hashlib.sha256()
+    text = test_path.read_text(encoding="utf-8")
+    digest.update(text.replace(str(test_path.parent), "").encode())
+    for path in sorted((test_path.parent / "rules").glob("*.yml")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    key = digest.hexdigest()
+    if key not in _PROMTOOL_CACHE:
+        if len(_PROMTOOL_CACHE) >= _PROMTOOL_CACHE_SIZE:
+            _PROMTOOL_CACHE.pop(next(iter(_PROMTOOL_CACHE)))
+        _PROMTOOL_CACHE[key] = promtool.run_tests(test_path)
+    return _PROMTOOL_CACHE[key]
+
+
+def _witness(probe: dict) -> str:
+    """An expression whose samples explain a failure: the alert's series, or the record's."""
+    if probe.get("witness"):
+        return probe["witness"]
+    expr = probe["expr"]
+    alert = re.search(r'ALERTS\{alertname="([^"]+)"', expr)
+    if alert:
+        return f'ALERTS{{alertname="{alert.group(1)}"}}'
+    record = re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*\{[^}]*\})", expr.replace("count(", "", 1))
+    return record.group(1) if record else expr
+
+
+def _fmt_labels(labels: dict[str, str], drop=("__name__", "alertname", "alertstate")) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in drop) + "}"
+
+
+def _promql_detail(check: dict, entry: dict) -> str:
+    """Expected vs got, in words, from a failing check and its witness."""
+    probe = check["probe"]
+    at = f"at {probe['eval_time']} ({probe['scenario']})"
+    witness = promtool.parse_samples(entry["witness"].got) if "witness" in entry else []
+    firing = [labels for labels, _ in witness if labels.get("alertstate", "firing") == "firing"]
+    pending = [labels for labels, _ in witness if labels.get("alertstate") == "pending"]
+    family = check["family"]
+    alert = re.search(r'alertname="([^"]+)"', probe["expr"])
+    name = alert.group(1) if alert else ""
+    if family in ("Silent",) or (family == "Timing" and not probe["exp_samples"]):
+        got = promtool.parse_samples(entry["check"].got)
+        return (f"expected no firing {name} {at}; got {len(got)} firing: "
+                + ", ".join(_fmt_labels(lb) for lb, _ in got[:5]))
+    if family in ("Fire", "Timing"):
+        if firing:
+            return (f"expected {name} firing for {_service(probe)} {at}; got it firing only with "
+                    + ", ".join(_fmt_labels(lb) for lb in firing[:3]))
+        if pending:
+            return f"expected {name} firing {at}; got it pending (its for has not elapsed)"
+        return f"expected {name} firing for {_service(probe)} {at}; got no firing alert"
+    if family == "Dup":
+        if not firing:
+            return f"expected exactly 1 firing {name} for {_service(probe)} {at}; got none"
+        varying = sorted(k for k in set().union(*firing)
+                         if len({lb.get(k) for lb in firing}) > 1)
+        return (f"expected exactly 1 firing {name} for {_service(probe)} {at}; got {len(firing)}, "
+                f"distinct by {', '.join(varying) or 'nothing visible'} "
+                f"({'; '.join(_fmt_labels(lb) for lb in firing[:4])})")
+    if family == "Label":
+        want = dict(re.findall(r'(\w+)="([^"]*)"', probe["expr"]))
+        for key in ("alertname", "alertstate", "service"):
+            want.pop(key, None)
+        if not firing:
+            return f"expected {name} firing {at} to read its labels; got no firing alert"
+        (key, value), = want.items()
+        got = sorted({lb.get(key, "") for lb in firing})
+        shown = ", ".join(f"{key}={g}" if g else f"no {key} label" for g in got)
+        return f"expected label {key}={value} on the firing {name}; got {shown}"
+    if family in ("Value", "Cardinality"):
+        values = [f"{_fmt_labels(lb)} = {v}" for lb, v in witness]
+        expected = probe.get("expected_value")
+        if family == "Cardinality":
+            want = "exactly one series"
+        elif isinstance(expected, list):
+            want = f"a value in [{expected[0]:.6g}, {expected[1]:.6g}]"
+        else:
+            want = f"{expected:.6g}"
+        record = _witness(probe)
+        return (f"expected {record} for {_service(probe)} {at} to be {want}; got "
+                + ("; ".join(values[:5]) if values else "no series"))
+    return f"expected {entry['check'].exp} {at}; got {entry['check'].got}"
+
+
+def _service(probe: dict) -> str:
+    match = re.search(r'service="([^"]+)"', probe["expr"])
+    return f"service={match.group(1)}" if match else "the service"
+
+
+def _reproduce_promql(check: dict, catalog: dict) -> str:
+    probe = check["probe"]
+    fragment = {
+        "rule_files": ["rules/*.yml  # the workspace's rule files"],
+        "evaluation_interval": catalog.get("evaluation_interval", "1m"),
+        "tests": [{
+            "interval": catalog.get("evaluation_interval", "1m"),
+            "input_series": catalog.get("input_series", {}).get(probe["scenario"], []),
+            "promql_expr_test": [{"expr": probe["expr"], "eval_time": probe["eval_time"],
+                                  "exp_samples": probe["exp_samples"]}],
+        }],
+    }
+    return "# promtool test rules repro.yml\n" + yaml.safe_dump(fragment, sort_keys=False, width=10_000)
+
+
+def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
+          pristine: dict[str, float] | None = None) -> dict:
+    """Grade ``workspace`` (default: the task's pristine repo) against the task's catalog.
+
+    ``pristine`` maps requirement id -> q of the pristine repo (computed, and cached per
+    task content, when not given). Returns the GradeResult dict of docs/formats.md.
+
+    Raises:
+        BadInput: the task folder or workspace is missing or the catalog is malformed.
+        promtool.GraderError: promtool failed in a way no check explains.
+    """
+    started = time.perf_counter()
+    task_dir = Path(task_dir).resolve()
+    catalog = load_catalog(task_dir)
+    root = Path(workspace).resolve() if workspace else task_dir / "environment" / "monitoring"
+    if not root.is_dir():
+        raise BadInput(root, "workspace is not a directory")
+    ws = load_workspace(root)
+    if pristine is None:
+        pristine = pristine_scores(task_dir, catalog)
+    with tempfile.TemporaryDirectory(prefix="alertforge-grade-") as tmp:
+        run = _Run(task_dir, catalog, ws, Path(tmp))
+        run.check_syntax()
+        result = _evaluate(run, catalog, pristine)
+    result["timings"] = {k: round(v, 4) for k, v in run.timings.items()}
+    result["timings"]["total_s"] = round(time.perf_counter() - started, 4)
+    return result
+
+
+_PRISTINE_CACHE: dict[str, dict[str, float]] = {}
+
+
+def task_fingerprint(task_dir: Path) -> str:
+    """sha256 over the task's catalog, reference records and pristine repo files."""
+    digest = hashlib.sha256()
+    for path in sorted((task_dir / "environment" / "monitoring").rglob("*")) + [
+            task_dir / "tests" / "checks.json", task_dir / "tests" / "reference_records.yml"]:
+        if path.is_file():
+            digest.update(path.relative_to(task_dir).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def pristine_scores(task_dir: Path, catalog: dict | None = None) -> dict[str, float]:
+    """q of every requirement on the task's pristine repo (memoized per task content)."""
+    key = task_fingerprint(task_dir)
+    if key not in _PRISTINE_CACHE:
+        result = grade(task_dir, None, pristine={})
+        _PRISTINE_CACHE[key] = {r["id"]: r["q"] for r in result["requirements"]}
+    return _PRISTINE_CACHE[key]
+
+
+def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
+    checks = catalog["checks"]
+    reqs = {r["id"]: r for r in catalog.get("requirements", [])}
+    reference_names: set[str] = set()
+    reference_reqs = {rid for rid, r in reqs.items() if r.get("targets", {}).get("reference_records")}
+    for rid in reference_reqs:
+        reference_names |= set(reqs[rid]["targets"].get("records", {}).values())
+    promql_checks = []
+    for check in checks:
+        if check["probe"]["type"] == "promql":
+            check = dict(check)
+            check["_reference"] = check["req"] in reference_reqs
+            promql_checks.append(check)
+    promql_results = run.run_promql(promql_checks, reference_names) if promql_checks else {}
+
+    rules = [r for _, _, r in run.rule_entries()]
+    alert_names = [r.get("alert") for r in rules if r.get("alert")]
+    am = run.ws.alertmanager if run.am_path else None
+
+    route_checks = [c for c in checks if c["probe"]["type"] == "route"]
+    resolved: list[list[str] | None] = [None] * len(route_checks)
+    route_started = time.perf_counter()
+    if run.am_path and route_checks:
+        resolved = routing.resolve_many(run.am_path, [c["probe"]["labels"] for c in route_checks])
+    run.timings["amtool_s"] = time.perf_counter() - route_started
+    routes = {c["id"]: r for c, r in zip(route_checks, resolved)}
+
+    inhibit_rules, inhibit_error = [], None
+    if am is not None:
+        try:
+            inhibit_rules = inhibition.inhibit_rules_of(am)
+        except (inhibition.InhibitConfigError, ValueError) as err:
+            inhibit_error = str(err)
+
+    pristine_groups = {}
+    pristine_ws = load_workspace(run.task_dir / "environment" / "monitoring")
+    for rule_file in pristine_ws.rule_files:
+        for group in rule_file.groups:
+            pristine_groups[group.get("name")] = group
+
+    results = []
+    variant_pass: dict[str, dict[str, float]] = {"integrated": {}, "reference": {}}
+    for check in checks:
+        probe = check["probe"]
+        kind = probe["type"]
+        passed: bool | None
+        detail, score, reproduce = "", None, ""
+        if kind == "promql":
+            for variant in ("integrated", "reference"):
+                entry = promql_results.get(variant, {}).get(check["id"], {})
+                variant_pass[variant][check["id"]] = 0.0 if "check" in entry else 1.0
+            entry = promql_results.get("integrated", {}).get(check["id"], {})
+            passed = "check" not in entry
+            if not passed:
+                detail = _promql_detail(check, entry)
+            reproduce = _reproduce_promql(check, catalog)
+        elif kind == "rule_count":
+            count = alert_names.count(probe["name"])
+            passed = count == probe["expect"]
+            if not passed:
+                detail = (f"expected {probe['name']} defined {probe['expect']} time(s) in loadable "
+                          f"rule files; got {count}")
+        elif kind == "route":
+            got = routes.get(check["id"])
+            reproduce = "amtool config routes test --config.file=alertmanager/alertmanager.yml " + \
+                " ".join(f"{k}={v}" for k, v in sorted(probe["labels"].items()))
+            if got is None:
+                passed, score = False, 0.0
+                detail = f"alertmanager.yml does not load: {run.am_error}"
+            elif "expect" in probe:
+                expected, got_set = set(probe["expect"]), set(got)
+                score = reward.jaccard(expected, got_set)
+                passed = score == 1.0
+                if not passed:
+                    detail = (f"expected receivers {sorted(expected)}; got {sorted(got_set)} "
+                              f"(missing {sorted(expected - got_set)}, extra {sorted(got_set - expected)})")
+            else:
+                bad = sorted(set(probe["forbid"]) & set(got))
+                passed = not bad
+                score = 1.0 if passed else 0.0
+                if bad:
+                    detail = f"expected none of {probe['forbid']}; got {sorted(set(got))}"
+        elif kind == "inhibit":
+            if am is None or inhibit_error:
+                passed = False
+                detail = f"inhibit rules cannot be read: {inhibit_error or run.am_error}"
+            else:
+                muted = inhibition.inhibited_by(inhibit_rules, probe["alerts"])[probe["target"]]
+                passed = (muted is not None) == probe["expect_muted"]
+                if not passed:
+                    target = probe["alerts"][probe["target"]]
+                    if probe["expect_muted"]:
+                        detail = (f"expected {target['alertname']} muted while "
+                                  f"{probe['alerts'][0]['alertname']} fires; got not muted")
+                    else:
+                        rule_index, source = muted
+                        detail = (f"expected {target['alertname']} {_fmt_labels(target)} not muted; "
+                                  f"got muted by inhibit rule {rule_index + 1} "
+                                  f"(source {probe['alerts'][source]['alertname']})")
+            reproduce = "alerts: " + "; ".join(_fmt_labels(a, drop=()) for a in probe["alerts"])
+        elif kind == "syntax":
+            files = [e for e in run.syntax_errors
+                     if (e["file"] == ALERTMANAGER_PATH) == (probe["what"] == "alertmanager")]
+            passed = not files
+            detail = "; ".join(f"{e['file']}: {e['message']}" for e in files)
+            reproduce = ("amtool check-config alertmanager/alertmanager.yml"
+                         if probe["what"] == "alertmanager" else "promtool check rules rules/*.yml")
+        elif kind == "preserve":
+            passed, detail = preserved(probe["what"], probe["item"], rules, am)
+        elif kind == "tamper":
+            found = tamper_findings(probe["what"], probe, run.rule_entries(), pristine_groups,
+                                    run.ws.alertmanager)
+            passed = not found
+            detail = "; ".join(found)
+        else:
+            raise BadInput(run.task_dir / "tests" / "checks.json", f"unknown probe type {kind!r}")
+        item = {key: check[key] for key in ("id", "req", "family", "label", "note")}
+        item.update(passed=passed, detail=detail, reproduce=reproduce)
+        if score is not None:
+            item["score"] = score
+        results.append(item)
+
+    return _score(run, catalog, results, variant_pass, alert_names, pristine)
+
+
+def _score(run: _Run, catalog: dict, results: list[dict], variant_pass: dict,
+           alert_names: list[str], pristine: dict[str, float]) -> dict:
+    by_req: dict[str, list[dict]] = {}
+    for item in results:
+        if item["req"]:
+            by_req.setdefault(item["req"], []).append(item)
+
+    def values(items, families, variant=None):
+        out = []
+        for item in items:
+            if item["family"] in families and item["passed"] is not None:
+                if variant and item["id"] in variant_pass.get(variant, {}):
+                    out.append(variant_pass[variant][item["id"]])
+                else:
+                    out.append(1.0 if item["passed"] else 0.0)
+        return out
+
+    requirements = []
+    for req in catalog.get("requirements", []):
+        items = by_req.get(req["id"], [])
+        kind = req["kind"]
+        if kind in ("alert", "repair"):
+            name = req["targets"].get("alert")
+            exists = name in alert_names
+
+            def q_alert(variant):
+                return reward.alert_q(exists, values(items, {"Dup"}, variant),
+                                      values(items, {"Fire", "Timing"}, variant),
+                                      values(items, {"Silent"}, variant),
+                                      values(items, {"Label", "Annotation"}, variant))
+
+            q = q_alert("integrated")
+            if req["targets"].get("reference_records"):
+                q = 0.5 * q + 0.5 * q_alert("reference")
+        elif kind == "recording":
+            q = reward.recording_q(values(items, {"Dup"}), values(items, {"Value", "Cardinality"}))
+        elif kind == "route":
+            pos = [i.get("score", 0.0) for i in items if i["id"].split(".")[-1].startswith("positive")]
+            neg = [1.0 if i["passed"] else 0.0 for i in items if i["id"].split(".")[-1].startswith("negative")]
+            q = reward.route_q(pos, neg)
+        elif kind == "inhibit":
+            sup = [1.0 if i["passed"] else 0.0 for i in items if ".suppressed." in i["id"]]
+            not_sup = [1.0 if i["passed"] else 0.0 for i in items if ".suppressed." not in i["id"]]
+            q = reward.inhibit_q(sup, not_sup)
+        else:
+            raise BadInput(run.task_dir / "tests" / "checks.json", f"unknown requirement kind {kind!r}")
+        q = round(q, 6)
+        q_p = pristine.get(req["id"], q) if pristine else q
+        s = round(reward.normalized_score(q, q_p), 6) if pristine else 0.0
+        requirements.append({"id": req["id"], "kind": kind, "weight": req["weight"], "q": q,
+                             "q_pristine": q_p, "s": s})
+
+    def rate(families):
+        vals = [1.0 if i["passed"] else 0.0 for i in results
+                if i["family"] in families and i["passed"] is not None]
+        return round(reward.mean(vals), 6)
+
+    preservation = rate({"Preservation"})
+    syntax_ok = all(i["passed"] for i in results if i["family"] == "Syntax")
+    tamper_found = any(not i["passed"] for i in results if i["family"] == "Tamper")
+    scores = [r["s"] for r in requirements]
+    progress = round(reward.progress([(r["weight"], r["s"]) for r in requirements], preservation), 6)
+    value, solved = reward.reward(scores, preservation, syntax_ok, tamper_found, progress)
+
+    def category(kinds):
+        vals = [max(0.0, r["s"]) for r in requirements if r["kind"] in kinds]
+        return round(reward.mean(vals), 6)
+
+    keys = {
+        "reward": round(value, 6),
+        "solved": int(solved),
+        "outcome": int(solved),
+        "progress": progress,
+        "preservation": preservation,
+        "req_alerts": category({"alert"}),
+        "req_repairs": category({"repair"}),
+        "req_recording": category({"recording"}),
+        "req_routing": category({"route"}),
+        "req_inhibit": category({"inhibit"}),
+        "fire_rate": rate({"Fire"}),
+        "silent_rate": rate({"Silent"}),
+        "label_rate": rate({"Label", "Annotation"}),
+        "check_pass_rate": rate({i["family"] for i in results}),
+        "syntax_ok": int(syntax_ok),
+        "tamper": int(tamper_found),
+    }
+    tamper = [{"file": "", "message": i["detail"]} for i in results
+              if i["family"] == "Tamper" and not i["passed"]]
+    return {
+        "version": RESULT_VERSION,
+        "task_id": catalog.get("task_id"),
+        "reward": keys["reward"],
+        "keys": keys,
+        "requirements": requirements,
+        "checks": results,
+        "syntax_errors": run.syntax_errors,
+        "tamper": tamper,
+    }
+
+
+def check_states(result: dict) -> str:
+    """The check-state string of a grade: one character per check, 1 pass, 0 fail, - n/a."""
+    return "".join("-" if c["passed"] is None else ("1" if c["passed"] else "0")
+                   for c in result["checks"])

@@ -1,0 +1,182 @@
+"""Run the real ``promtool``: check rule files, and replay scenarios with ``promtool test rules``.
+
+Every PromQL check becomes one ``promql_expr_test`` whose expression ends in a PromQL
+comment naming the check (``# check A1.fire.outage@86m``). promtool 2.42 has no
+machine-readable output, so failures are attributed by that comment in the quoted
+``expr:`` of each ``FAILED:`` entry; anything in the output that names no check is a
+grader error, never a silent pass or fail (DESIGN.md, "Grading facts").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+PROMTOOL = "promtool"
+TIMEOUT_S = 120.0
+
+
+class GraderError(RuntimeError):
+    """promtool failed in a way no check explains (bad test file, crash, timeout)."""
+
+
+def version() -> str:
+    """``promtool --version`` first line (for CI logs and grade timings)."""
+    out = subprocess.run([PROMTOOL, "--version"], capture_output=True, text=True, timeout=30)
+    return (out.stdout or out.stderr).splitlines()[0].strip()
+
+
+def check_rules(path: Path, timeout: float = 30.0) -> str | None:
+    """``promtool check rules FILE``: None when it loads, else promtool's message."""
+    try:
+        out = subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True,
+                             text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"promtool check rules timed out after {timeout:g} s"
+    if out.returncode == 0:
+        return None
+    lines = [ln.strip() for ln in (out.stdout + "\n" + out.stderr).splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("Checking ") and ln != "FAILED:"]
+    return "; ".join(lines).replace(str(path.parent) + "/", "") or "promtool rejected the file"
+
+
+def check_rules_many(paths: list[Path], workers: int = 4) -> list[str | None]:
+    """:func:`check_rules` for several files in parallel, results in input order."""
+    if not paths:
+        return []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(check_rules, paths))
+
+
+CHECK_TAG = "\n# check "
+WITNESS_TAG = "\n# witness "
+
+
+def tagged(expr: str, kind: str, check_id: str) -> str:
+    """The expression with a trailing PromQL comment that names the check (or its witness)."""
+    return f"{expr}\n# {kind} {check_id}"
+
+
+@dataclass
+class Failure:
+    """One failing ``promql_expr_test``: the check it belongs to, and promtool's exp/got text."""
+
+    kind: str  # "check" or "witness"
+    check_id: str
+    time: str
+    exp: str
+    got: str
+
+
+_EXPR = re.compile(r'^\s*expr: (".*"), time: (\S+?),?\s*$')
+
+
+def parse_failures(output: str) -> tuple[list[Failure], list[str]]:
+    """Split promtool test output into attributed failures and unattributed lines.
+
+    Returns ``(failures, stray)``: ``stray`` holds every non-empty line that is neither a
+    header, ``SUCCESS``/``FAILED:``, nor part of an attributed failure (any stray line
+    means the grade cannot be trusted).
+    """
+    failures: list[Failure] = []
+    stray: list[str] = []
+    current: Failure | None = None
+    for line in output.splitlines():
+        text = line.strip()
+        if not text or text.startswith("Unit Testing:") or text in ("SUCCESS", "FAILED:"):
+            current = None
+            continue
+        match = _EXPR.match(line)
+        if match:
+            try:
+                expr = json.loads(match.group(1))
+            except json.JSONDecodeError:
+                stray.append(text)
+                current = None
+                continue
+            tag = re.search(r"\n# (check|witness) (\S+)\s*$", expr)
+            if not tag:
+                stray.append(text)
+                current = None
+                continue
+            current = Failure(tag.group(1), tag.group(2), match.group(2), "", "")
+            failures.append(current)
+            continue
+        if current is not None and text.startswith("exp:"):
+            current.exp = text[4:].strip()
+            continue
+        if current is not None and text.startswith("got:"):
+            current.got = text[4:].strip()
+            continue
+        if current is not None and current.got and not text.startswith(("exp:", "got:")):
+            # a long got: continues on following lines in some versions
+            current.got += " " + text
+            continue
+        stray.append(text)
+    return failures, stray
+
+
+_SAMPLE = re.compile(r"\{([^{}]*)\}\s*=?>?\s*([-+0-9.eE]+|NaN|[+-]?Inf)?")
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_samples(got: str) -> list[tuple[dict[str, str], str]]:
+    """Label sets and values in promtool's ``got:`` text (``{a="b", ...} 1E+00, ...``).
+
+    Lenient by design: it reads the label-set notation that every Prometheus version
+    prints; values are returned as text. ``nil`` gives an empty list.
+    """
+    if got.strip() in ("nil", "[]", ""):
+        return []
+    samples = []
+    for match in _SAMPLE.finditer(got):
+        labels = {k: bytes(v, "utf-8").decode("unicode_escape") for k, v in _LABEL.findall(match.group(1))}
+        samples.append((labels, match.group(2) or ""))
+    return samples
+
+
+def test_file(rule_files: list[Path], group_order: list[str], groups: list[dict],
+              evaluation_interval: str) -> str:
+    """A ``promtool test rules`` file: one test group per scenario.
+
+    ``groups`` are ``{"name", "input_series", "promql_expr_test"}`` dicts; the file sets
+    ``interval`` on every group (2.42 has no default) and ``group_eval_order``.
+    """
+    doc = {
+        "rule_files": [str(p) for p in rule_files],
+        "evaluation_interval": evaluation_interval,
+        "group_eval_order": group_order,
+        "tests": [
+            {"name": g["name"], "interval": evaluation_interval,
+             "input_series": g["input_series"], "promql_expr_test": g["promql_expr_test"]}
+            for g in groups
+        ],
+    }
+    if not group_order:
+        del doc["group_eval_order"]
+    return yaml.safe_dump(doc, sort_keys=False, width=10_000)
+
+
+def run_tests(test_path: Path, timeout: float = TIMEOUT_S) -> list[Failure]:
+    """Run ``promtool test rules`` on one file and return its attributed failures.
+
+    Raises:
+        GraderError: promtool timed out, or printed something no check explains.
+    """
+    try:
+        out = subprocess.run([PROMTOOL, "test", "rules", test_path.name], cwd=test_path.parent,
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GraderError(f"promtool test rules timed out after {timeout:g} s") from None
+    failures, stray = parse_failures(out.stdout + "\n" + out.stderr)
+    if stray:
+        raise GraderError("promtool output not attributable to a check: " + " | ".join(stray[:5]))
+    if out.returncode != 0 and not failures:
+        raise GraderError(f"promtool test rules exited {out.returncode} with no failing check")
+    return failures

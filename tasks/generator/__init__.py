@@ -1,0 +1,1 @@
+"""The task generator: world spec -> scenarios -> check catalog -> Harbor task folders."""

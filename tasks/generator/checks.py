@@ -1,0 +1,391 @@
+"""The check catalog: every check of a task, derived from the world spec and the pristine repo.
+
+Checks are claims about the world ("during this outage a correct alert for chat-gw is
+firing at 75m"), computed with the reference evaluator (:mod:`tasks.generator.promsim`)
+under both window semantics, placed at least two evaluation intervals away from any
+crossing, never read off the oracle's rule text (DESIGN.md, "Deriving checks").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tasks.generator import promsim
+from tasks.generator.scenarios import Scenario, burn_scenarios, counters
+from tasks.generator.world import World, world_from_json
+
+MARGIN = 2
+"""Evaluation intervals (minutes) kept between a check and any crossing or edge."""
+
+
+class CatalogError(ValueError):
+    """The spec does not allow a safe check (for example no time far enough from a crossing)."""
+
+
+def _alerts(alert: str, service: str | None = None, **labels: str) -> str:
+    matchers = [f'alertname="{alert}"', 'alertstate="firing"']
+    if service is not None:
+        matchers.append(f'service="{service}"')
+    matchers += [f'{k}="{v}"' for k, v in sorted(labels.items())]
+    return "ALERTS{" + ",".join(matchers) + "}"
+
+
+ONE = [{"labels": "{}", "value": 1}]
+NONE: list = []
+
+
+class Catalog:
+    """Collects checks in order; ids are unique (``A1.fire.outage@75m``)."""
+
+    def __init__(self) -> None:
+        self.checks: list[dict] = []
+        self._ids: set[str] = set()
+
+    def add(self, id: str, req: str | None, family: str, label: str, note: str, probe: dict) -> None:
+        if id in self._ids:
+            raise CatalogError(f"duplicate check id {id}")
+        self._ids.add(id)
+        self.checks.append(
+            {"id": id, "req": req, "family": family, "label": label, "note": note, "probe": probe}
+        )
+
+
+def _burn_condition(world: World, scenario: Scenario, req: dict, semantics: str) -> list[bool]:
+    svc = world.service(req["service"])
+    cnt, _ = counters(world, scenario, svc)
+    threshold = req["threshold"]
+    cond = []
+    for t in range(scenario.horizon + 1):
+        short = promsim.error_ratio(cnt.errors, cnt.totals, t, 5, semantics)
+        long = promsim.error_ratio(cnt.errors, cnt.totals, t, 60, semantics)
+        cond.append(promsim.gt(short, threshold) and promsim.gt(long, threshold))
+    return cond
+
+
+def _states(world: World, scenario: Scenario, req: dict) -> dict[str, tuple[list[bool], list[bool]]]:
+    """Condition and firing state per minute under each window semantics."""
+    for_min = req["for_s"] // world.evaluation_interval_s
+    out = {}
+    for semantics in promsim.SEMANTICS:
+        cond = _burn_condition(world, scenario, req, semantics)
+        out[semantics] = (cond, promsim.firing_states(cond, for_min))
+    return out
+
+
+def _stable(states: dict, t: int, firing: bool, horizon: int) -> bool:
+    """Firing state equals ``firing`` under every semantics from t-MARGIN to t+MARGIN."""
+    lo, hi = t - MARGIN, t + MARGIN
+    if lo < 0 or hi > horizon:
+        return False
+    return all(
+        fire[m] == firing for _, fire in states.values() for m in range(lo, hi + 1)
+    )
+
+
+def _first(values: list[bool], start: int = 0) -> int | None:
+    for index in range(start, len(values)):
+        if values[index]:
+            return index
+    return None
+
+
+def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str, Scenario]) -> None:
+    rid, alert, service = req["id"], req["alert"], req["service"]
+    for_min = req["for_s"] // world.evaluation_interval_s
+    firing = _alerts(alert, service)
+    anywhere = _alerts(alert)
+
+    def promql(scenario: str, t: int, expr: str, expect: list) -> dict:
+        return {"type": "promql", "scenario": scenario, "eval_time": f"{t}m", "expr": expr,
+                "exp_samples": expect}
+
+    def fire(scenario: str, t: int, family: str, label: str, note: str) -> None:
+        states = _states(world, scenarios[scenario], req)
+        if not _stable(states, t, True, scenarios[scenario].horizon):
+            raise CatalogError(f"{rid}: {scenario}@{t}m is not safely firing")
+        catalog.add(f"{rid}.{family.lower()}.{scenario}@{t}m", rid, family, label, note,
+                    promql(scenario, t, f"count({firing}) > bool 0", ONE))
+
+    def silent(scenario: str, t: int, family: str, label: str, note: str) -> None:
+        states = _states(world, scenarios[scenario], req)
+        if family != "Timing" and not _stable(states, t, False, scenarios[scenario].horizon):
+            raise CatalogError(f"{rid}: {scenario}@{t}m is not safely silent")
+        catalog.add(f"{rid}.{family.lower()}.{scenario}@{t}m", rid, family, label, note,
+                    promql(scenario, t, anywhere, NONE))
+
+    catalog.add(f"{rid}.defined-once", rid, "Dup", f"{alert} is defined exactly once",
+                "Two rules with one name page twice for one outage",
+                {"type": "rule_count", "kind": "alert", "name": alert, "expect": 1})
+
+    # Outage: silent before, not before `for` has elapsed, on time after it, firing, recovery.
+    outage = _states(world, scenarios["outage"], req)
+    true_at = max(_first(cond) for cond, _ in outage.values())
+    fires_at = [_first(fire) for _, fire in outage.values()]
+    if any(f is None for f in fires_at):
+        raise CatalogError(f"{rid}: the outage never fires the reference alert")
+    earliest, latest = min(fires_at), max(fires_at)
+    silent("outage", 55, "Silent", f"Silent before the {service} outage (55m)",
+           "Normal traffic just before the outage must not page")
+    not_before = (true_at + earliest) // 2
+    if earliest - true_at >= 2 and all(cond[not_before] and not fire[not_before]
+                                       for cond, fire in outage.values()):
+        silent("outage", not_before, "Timing",
+               f"Not firing at {not_before}m, before for: {for_min}m has elapsed",
+               f"The burn condition holds from about {true_at}m; an alert without for "
+               "(or with a shorter one) already fires here")
+    fire("outage", latest + MARGIN, "Timing", f"Firing on time at {latest + MARGIN}m",
+         f"The condition holds from about {true_at}m; with for: {for_min}m the alert must fire "
+         f"by {latest}m")
+    steady = min(latest + 10, 97)
+    for t in sorted({steady, 97}):
+        fire("outage", t, "Fire", f"Fires during the {service} outage ({t}m)",
+             "A sustained outage burns the error budget fast: it must page")
+        catalog.add(f"{rid}.dup.outage@{t}m", rid, "Dup",
+                    f"One alert for {service}, not one per pod ({t}m)",
+                    "The page is per service: aggregate away pod labels",
+                    promql("outage", t, f"count({firing})", ONE) | {"witness": firing})
+    label_at = steady
+    for name, value in sorted(req["labels"].items()):
+        catalog.add(f"{rid}.label.{name}", rid, "Label",
+                    f"The firing alert carries {name}={value}",
+                    "Routing and on-call tooling read this label",
+                    promql("outage", label_at, f"count({_alerts(alert, service, **{name: value})}) > bool 0", ONE)
+                    | {"witness": firing})
+    recovered = None
+    for t in range(100, scenarios["outage"].horizon - MARGIN):
+        if _stable(outage, t, False, scenarios["outage"].horizon):
+            recovered = t
+            break
+    if recovered is None:
+        raise CatalogError(f"{rid}: no safe recovery time")
+    silent("outage", recovered + 1, "Silent", f"Silent after recovery ({recovered + 1}m)",
+           "Once the 5m window is clean the page must resolve, though the 1h window still burns")
+
+    silent("normal", 30, "Silent", "Silent on normal traffic (30m)",
+           "Baseline errors are far under the burn threshold")
+    silent("normal", 80, "Silent", "Silent on normal traffic (80m)",
+           "Baseline errors are far under the burn threshold")
+    for t in (70, 85):
+        silent("under", t, "Silent", f"Silent just under the threshold, 0.85x ({t}m)",
+               "A threshold set too low pages on traffic that does not burn the budget fast")
+        fire("over", t, "Fire", f"Fires just over the threshold, 1.15x ({t}m)",
+             "A threshold set too high misses a real fast burn")
+    for t in (62, 65, 70):
+        silent("spike", t, "Silent", f"Silent through a 3-minute spike ({t}m)",
+               "The 1h window keeps a short spike from paging; a 5m-only alert fires here")
+    for t in (80, 95):
+        silent("other-fails", t, "Silent", f"Silent while another service fails ({t}m)",
+               f"The alert is about {service}: another service's outage must not fire it")
+
+
+def _value_band(values: list[float | None], rel: float) -> tuple[float, float] | None:
+    if any(v is None for v in values):
+        return None
+    lo, hi = min(values), max(values)
+    return lo * (1 - rel), hi * (1 + rel)
+
+
+def _recording_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str, Scenario]) -> None:
+    rid, service = req["id"], req["service"]
+    svc = world.service(service)
+    windows = {"5m": 5, "1h": 60}
+    points = [("normal", 90), ("outage", 75), ("outage", 95), ("over", 80)]
+    for window, record in sorted(req["records"].items(), key=lambda kv: windows[kv[0]]):
+        catalog.add(f"{rid}.card.{record}", rid, "Cardinality",
+                    f"{record} has one series for {service}",
+                    "A recording rule must aggregate pods away (sum by (service))",
+                    {"type": "promql", "scenario": "normal", "eval_time": "90m",
+                     "expr": f'count({record}{{service="{service}"}})', "exp_samples": ONE})
+        for scenario_id, t in points:
+            cnt, _ = counters(world, scenarios[scenario_id], svc)
+            values = [promsim.error_ratio(cnt.errors, cnt.totals, t, windows[window], s)
+                      for s in promsim.SEMANTICS]
+            exact = values[0] is not None and abs(values[0] - values[1]) < 1e-12
+            band = _value_band(values, 1e-6 if exact else 0.02)
+            if band is None:
+                continue
+            lo, hi = band
+            shown = f"{values[0]:.6g}" if exact else f"{lo:.4g}..{hi:.4g}"
+            catalog.add(f"{rid}.value.{record}.{scenario_id}@{t}m", rid, "Value",
+                        f"{record} for {service} is {shown} ({scenario_id}, {t}m)",
+                        "The SLI is the ratio of failed to all requests over the window",
+                        {"type": "promql", "scenario": scenario_id, "eval_time": f"{t}m",
+                         "expr": f'count({record}{{service="{service}"}} > {lo!r} < {hi!r})',
+                         "exp_samples": ONE, "expected_value": values[0] if exact else [lo, hi]})
+
+
+def _route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None) -> None:
+    rid, team, receiver = req["id"], req["team"], req["receiver"]
+    service = req["service"]
+    positives = []
+    if alert_req is not None:
+        positives.append({"alertname": alert_req["alert"], "service": service, **alert_req["labels"]})
+    positives.append({"alertname": f"{world.service(service).camel}Down", "service": service,
+                      "severity": "page", "team": team})
+    for index, labels in enumerate(positives, 1):
+        catalog.add(f"{rid}.route.positive{index}", rid, "Route",
+                    f"{labels['alertname']} reaches {receiver}",
+                    f"Team {team} is on call for {service}",
+                    {"type": "route", "labels": labels, "expect": [receiver]})
+    for index, svc in enumerate([s for s in world.services if s.team != team], 1):
+        labels = {"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page",
+                  "team": svc.team}
+        catalog.add(f"{rid}.route.negative{index}", rid, "Route",
+                    f"{svc.name}'s page does not reach {receiver}",
+                    "A catch-all route pages the wrong team",
+                    {"type": "route", "labels": labels, "forbid": [receiver]})
+
+
+def _inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None) -> None:
+    rid, service = req["id"], req["service"]
+    svc = world.service(service)
+    base = {"service": service, "team": svc.team}
+    source = {"alertname": req["source"], "severity": "page", **base}
+    bystander_svc = next(s for s in world.services if s.name != service)
+    cases = []
+    for target in req["targets"]:
+        severity = "page" if alert_req and target == alert_req["alert"] else "ticket"
+        cases.append((f"suppressed.{target}", f"{target} is muted while {req['source']} fires",
+                      [source, {"alertname": target, "severity": severity, **base}], 1, True))
+    first = req["targets"][0]
+    cases += [
+        ("not-suppressed.no-source", f"{first} is not muted when {req['source']} is not firing",
+         [{"alertname": first, "severity": "page", **base}], 0, False),
+        ("not-suppressed.source", f"{req['source']} itself is not muted",
+         [source, {"alertname": first, "severity": "page", **base}], 0, False),
+        ("bystander.other-service",
+         f"HighErrorRatio for {bystander_svc.name} is not muted by {service}'s outage",
+         [source, {"alertname": "HighErrorRatio", "severity": "ticket",
+                   "service": bystander_svc.name, "team": bystander_svc.team}], 1, False),
+        ("bystander.other-alert",
+         f"{svc.camel}LatencyHigh is not muted (not a target)",
+         [source, {"alertname": f"{svc.camel}LatencyHigh", "severity": "page", **base}], 1, False),
+    ]
+    for key, label, alerts, target, muted in cases:
+        catalog.add(f"{rid}.inhibit.{key}", rid, "Inhibit", label,
+                    "One outage should page once; other services and alerts keep paging",
+                    {"type": "inhibit", "alerts": alerts, "target": target, "expect_muted": muted})
+
+
+def _load_yaml(path: Path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _rule_groups(doc) -> list[dict]:
+    if isinstance(doc, dict) and doc.get("kind") == "PrometheusRule":
+        doc = doc.get("spec") or {}
+    return list((doc or {}).get("groups") or [])
+
+
+def _preservation_checks(catalog: Catalog, world: World, pristine: Path, touched: set[str]) -> None:
+    for path in sorted((pristine / "rules").rglob("*.y*ml")):
+        rel = path.relative_to(pristine).as_posix()
+        for group in _rule_groups(_load_yaml(path)):
+            for rule in group.get("rules") or []:
+                name = rule.get("alert") or rule.get("record")
+                if name in touched:
+                    continue
+                kind = "alerting rule" if "alert" in rule else "recording rule"
+                index = sum(1 for c in catalog.checks if c["id"].startswith(f"P.rule.{name}"))
+                suffix = f"#{index + 1}" if index else ""
+                catalog.add(f"P.rule.{name}{suffix}", None, "Preservation",
+                            f"Untouched {kind} {name} is unchanged",
+                            f"From {rel}, group {group.get('name')}",
+                            {"type": "preserve", "what": "rule", "file": rel, "item": rule})
+    am = _load_yaml(pristine / "alertmanager" / "alertmanager.yml")
+    for receiver in am.get("receivers") or []:
+        catalog.add(f"P.receiver.{receiver['name']}", None, "Preservation",
+                    f"Receiver {receiver['name']} is unchanged", "Receivers are shared by teams",
+                    {"type": "preserve", "what": "receiver", "item": receiver})
+    for index, route in enumerate((am.get("route") or {}).get("routes") or [], 1):
+        catalog.add(f"P.route.{index}", None, "Preservation",
+                    f"Route to {route.get('receiver')} is unchanged",
+                    "Existing teams keep their routing",
+                    {"type": "preserve", "what": "route", "item": route})
+    for index, rule in enumerate(am.get("inhibit_rules") or [], 1):
+        catalog.add(f"P.inhibit.{index}", None, "Preservation",
+                    f"Inhibit rule {index} is unchanged", "Existing inhibitions stay in force",
+                    {"type": "preserve", "what": "inhibit_rule", "item": rule})
+    if "global" in am:
+        catalog.add("P.global", None, "Preservation", "The global block is unchanged",
+                    "Global settings affect every receiver",
+                    {"type": "preserve", "what": "global", "item": am["global"]})
+
+
+def input_metric_names(world: World) -> list[str]:
+    """Names of the series the scenarios feed in: a rule recording one of them is tamper."""
+    from tasks.generator.world import SLI_FAMILIES
+
+    return sorted({SLI_FAMILIES[s.family]["metric"] for s in world.services} | {"up"})
+
+
+def derive_catalog(spec: dict, pristine: Path) -> dict:
+    """The ordered check catalog of a task, from its spec and its pristine monitoring repo.
+
+    Returns ``{version, task_id, requirements[], scenarios[], input_series{}, checks[]}``
+    (docs/formats.md). Reads nothing but ``spec`` and the files under ``pristine``.
+
+    Raises:
+        CatalogError: the spec gives no safe time for a check.
+    """
+    world = world_from_json(spec)
+    catalog = Catalog()
+    catalog.add("S.rules", None, "Syntax", "Every rule file loads",
+                "promtool check rules on each file under rules/",
+                {"type": "syntax", "what": "rules"})
+    catalog.add("S.alertmanager", None, "Syntax", "alertmanager.yml loads",
+                "amtool check-config", {"type": "syntax", "what": "alertmanager"})
+    reqs = {r["kind"]: r for r in world.requirements}
+    alert_req = reqs.get("alert")
+    scenarios: dict[str, Scenario] = {}
+    if alert_req is not None:
+        target = world.service(alert_req["service"])
+        other = next(s for s in world.services if s.name != target.name)
+        for scenario in burn_scenarios(world, target, alert_req["threshold"], other):
+            scenarios[scenario.id] = scenario
+    touched: set[str] = set()
+    for req in world.requirements:
+        if req["kind"] == "alert":
+            _alert_checks(catalog, world, req, scenarios)
+            touched.add(req["alert"])
+        elif req["kind"] == "recording":
+            _recording_checks(catalog, world, req, scenarios)
+        elif req["kind"] == "route":
+            _route_checks(catalog, world, req, alert_req)
+        elif req["kind"] == "inhibit":
+            _inhibit_checks(catalog, world, req, alert_req)
+    _preservation_checks(catalog, world, pristine, touched)
+    catalog.add("T.reserved-series", None, "Tamper",
+                "No recording rule writes ALERTS or an input series",
+                "Recording ALERTS or shadowing inputs fakes the replay",
+                {"type": "tamper", "what": "reserved_records",
+                 "names": ["ALERTS", "ALERTS_FOR_STATE", *input_metric_names(world)]})
+    catalog.add("T.group-settings", None, "Tamper",
+                "No rule group changes its evaluation interval, limit or query offset",
+                "Evaluation knobs change what the replay measures",
+                {"type": "tamper", "what": "group_settings"})
+    catalog.add("T.time-intervals", None, "Tamper", "No mute or active time intervals",
+                "A mute interval silences pages without fixing anything",
+                {"type": "tamper", "what": "time_intervals"})
+    input_series = {}
+    for scenario in scenarios.values():
+        items = []
+        for svc in world.services:
+            items += counters(world, scenario, svc)[1]
+        input_series[scenario.id] = items
+    return {
+        "version": 1,
+        "task_id": world.task_id,
+        "evaluation_interval": f"{world.evaluation_interval_s}s",
+        "requirements": [
+            {"id": r["id"], "kind": r["kind"], "weight": r["weight"], "title": r["title"],
+             "targets": {k: r[k] for k in ("alert", "service", "records", "receiver", "source",
+                                           "targets", "reference_records") if k in r}}
+            for r in world.requirements
+        ],
+        "scenarios": [s.to_json() for s in scenarios.values()],
+        "input_series": input_series,
+        "checks": catalog.checks,
+    }

@@ -1,0 +1,293 @@
+"""Render a world as files: the company's pristine monitoring repo and the oracle's changes.
+
+The repo follows common practice: SLI recording rules named ``level:metric:operations``
+(Prometheus docs, "Recording rules" naming), multi-window burn-rate alerts on them (SRE
+Workbook ch. 5), one receiver per team, routes by the ``team`` label, inhibit rules.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from tasks.generator.world import SLI_FAMILIES, Service, World
+
+RUNBOOK_BASE = "https://runbooks.example.internal"
+
+
+def dump_yaml(data: object) -> str:
+    """Block-style YAML in insertion order, wide lines (stable bytes for the same data)."""
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=200,
+                          allow_unicode=True)
+
+
+def sli_records(family: str, service_selector: str) -> list[dict]:
+    """SLI error-ratio recording rules over 5m and 1h for one SLI family.
+
+    ``service_selector`` is a PromQL matcher list such as ``service="chat-gw"`` (may be "").
+    """
+    fam = SLI_FAMILIES[family]
+    sep = "," if service_selector else ""
+    rules = []
+    for window in ("5m", "1h"):
+        errors = f'{fam["metric"]}{{{fam["error_selector"]}{sep}{service_selector}}}'
+        total = f'{fam["metric"]}{{{service_selector}}}'
+        rules.append({
+            "record": f"slo:sli_error:ratio_rate{window}",
+            "expr": f"sum by (service) (rate({errors}[{window}]))\n/\n"
+                    f"sum by (service) (rate({total}[{window}]))\n",
+        })
+    return rules
+
+
+def burn_alert(svc: Service, alert: str, slo: float, for_s: int, labels: dict) -> dict:
+    """A fast-burn alert on the SLI records: both windows over 14.4 x (1 - SLO) (SRE Workbook)."""
+    threshold = f"(14.4 * (1 - {slo}))"
+    sel = f'{{service="{svc.name}"}}'
+    return {
+        "alert": alert,
+        "expr": f"slo:sli_error:ratio_rate1h{sel} > {threshold}\n"
+                f"and\nslo:sli_error:ratio_rate5m{sel} > {threshold}\n",
+        "for": f"{for_s // 60}m",
+        "labels": dict(labels),
+        "annotations": {
+            "summary": f"{svc.name} is burning its error budget fast",
+            "description": "{{ $labels.service }} error ratio is over 14.4x its SLO budget "
+                           "over 1h and 5m.",
+            "runbook_url": f"{RUNBOOK_BASE}/slo/{svc.name}",
+        },
+    }
+
+
+def down_alert(svc: Service) -> dict:
+    """``<Service>Down``: every target of the service is down (``up == 0``) for 2m."""
+    return {
+        "alert": f"{svc.camel}Down",
+        "expr": f'sum by (service) (up{{service="{svc.name}"}}) == 0',
+        "for": "2m",
+        "labels": {"severity": "page", "team": svc.team},
+        "annotations": {"summary": f"{svc.name} is down",
+                        "runbook_url": f"{RUNBOOK_BASE}/down/{svc.name}"},
+    }
+
+
+HIGH_ERROR_RATIO = {
+    "alert": "HighErrorRatio",
+    "expr": 'sum by (service) (rate(http_requests_total{code=~"5.."}[5m]))\n/\n'
+            "sum by (service) (rate(http_requests_total[5m])) > 0.1\n",
+    "for": "10m",
+    "labels": {"severity": "ticket"},
+    "annotations": {"summary": "{{ $labels.service }} serves more than 10% errors"},
+}
+
+
+def pristine_files(world: World) -> dict[str, str]:
+    """The monitoring repo before the change requests: path -> file text."""
+    target = world.service(_req(world, "alert")["service"])
+    http = [s for s in world.services if s.family == "http"]
+    sibling = http[0]
+    files: dict[str, str] = {}
+    files["rules/slo-recording.yml"] = dump_yaml(
+        {"groups": [{"name": "sli-http", "rules": sli_records("http", "")}]})
+    burn_rules = []
+    if world.tier in ("easy", "medium"):
+        burn_rules.append(burn_alert(sibling, f"{sibling.camel}ErrorBudgetBurnFast", sibling.slo,
+                                     300, {"severity": "page", "team": sibling.team}))
+    if burn_rules:
+        files["rules/slo-alerts.yml"] = dump_yaml({"groups": [{"name": "slo-burn", "rules": burn_rules}]})
+    files["rules/service-health.yml"] = dump_yaml({"groups": [{
+        "name": "service-health",
+        "rules": [down_alert(s) for s in world.services] + [HIGH_ERROR_RATIO],
+    }]})
+    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, target, routed=False))
+    files["README.md"] = readme(world)
+    return files
+
+
+def alertmanager_config(world: World, target: Service, routed: bool) -> dict:
+    """The Alertmanager config: a receiver per team, routes by team, inhibit rules.
+
+    ``routed`` adds the oracle's route for the target's team and its inhibit rule.
+    """
+    receivers = [{"name": "default-slack",
+                  "webhook_configs": [{"url": "http://chatops.example.internal/hooks/alerts"}]}]
+    for team, receiver in sorted(world.teams.items()):
+        receivers.append({"name": receiver, "webhook_configs": [
+            {"url": f"http://pager.example.internal/v1/teams/{team}", "send_resolved": True}]})
+    routes = []
+    for svc in world.services:
+        if svc.team == target.team:
+            continue
+        routes.append({"matchers": [f'team="{svc.team}"'], "receiver": world.teams[svc.team]})
+    inhibit = [{
+        "source_matchers": ['alertname="ClusterNetworkPartition"'],
+        "target_matchers": ['severity="ticket"'],
+        "equal": ["cluster"],
+    }]
+    if routed:
+        inhibit_req = _req(world, "inhibit")
+        routes.append({"matchers": [f'team="{target.team}"'], "receiver": world.teams[target.team]})
+        inhibit.append({
+            "source_matchers": [f'alertname="{inhibit_req["source"]}"'],
+            "target_matchers": [f'alertname=~"{"|".join(inhibit_req["targets"])}"'],
+            "equal": list(inhibit_req["equal"]),
+        })
+    return {
+        "global": {"resolve_timeout": "5m"},
+        "route": {"receiver": "default-slack", "group_by": ["alertname", "service"],
+                  "group_wait": "30s", "group_interval": "5m", "repeat_interval": "4h",
+                  "routes": routes},
+        "receivers": receivers,
+        "inhibit_rules": inhibit,
+    }
+
+
+def solution_files(world: World) -> dict[str, str]:
+    """The oracle's version of every file it changes (one file per change request group)."""
+    pristine = pristine_files(world)
+    alert = _req(world, "alert")
+    target = world.service(alert["service"])
+    recording = yaml.safe_load(pristine["rules/slo-recording.yml"])
+    recording["groups"].append({"name": f"sli-{target.name}",
+                                "rules": sli_records("grpc", f'service="{target.name}"')})
+    alerts_doc = yaml.safe_load(pristine.get("rules/slo-alerts.yml", "groups: [{name: slo-burn, rules: []}]"))
+    alerts_doc["groups"][0]["rules"].append(
+        burn_alert(target, alert["alert"], alert["slo"], alert["for_s"], alert["labels"]))
+    return {
+        "rules/slo-recording.yml": dump_yaml(recording),
+        "rules/slo-alerts.yml": dump_yaml(alerts_doc),
+        "alertmanager/alertmanager.yml": dump_yaml(alertmanager_config(world, target, routed=True)),
+    }
+
+
+def reference_records(world: World) -> str:
+    """The reference SLI recording rules (pristine http ones plus the target's grpc ones).
+
+    The grader substitutes these for the agent's records when it scores the burn alert's
+    second half (seed spec: q = 1/2 q(agent records) + 1/2 q(reference records)).
+    """
+    alert = _req(world, "alert")
+    return dump_yaml({"groups": [
+        {"name": "reference-sli-http", "rules": sli_records("http", "")},
+        {"name": "reference-sli-target", "rules": sli_records("grpc", f'service="{alert["service"]}"')},
+    ]})
+
+
+def _req(world: World, kind: str) -> dict:
+    return next(r for r in world.requirements if r["kind"] == kind)
+
+
+def readme(world: World) -> str:
+    """The repo's README: naming, label, annotation and routing conventions."""
+    lines = [
+        f"# {world.company} monitoring",
+        "",
+        "Prometheus alerting and recording rules (`rules/`) and the Alertmanager",
+        "configuration (`alertmanager/alertmanager.yml`) for our production services.",
+        "",
+        "## Services",
+        "",
+        "| service | team | SLI family | SLO |",
+        "|---|---|---|---|",
+    ]
+    for svc in world.services:
+        lines.append(f"| {svc.name} | {svc.team} | {svc.family} | {svc.slo * 100:g}% |")
+    lines += [
+        "",
+        "SLI families: `http` services count requests in `http_requests_total{code}`",
+        "(errors: `code=~\"5..\"`); `grpc` services in `grpc_server_handled_total{grpc_code}`",
+        "(errors: `grpc_code!=\"OK\"`). Every series carries `service` and `pod` labels.",
+        "",
+        "## Conventions",
+        "",
+        "- SLI recording rules are `slo:sli_error:ratio_rate<window>` (windows `5m` and `1h`),",
+        "  one series per service (`sum by (service)`), the ratio of failed to all requests.",
+        "- Fast-burn alerts are named `<Service>ErrorBudgetBurnFast` (`chat-gw` -> `ChatGw`):",
+        "  both the 1h and the 5m SLI records above 14.4 x (1 - SLO), with a `for` of a few",
+        "  minutes (see each service's on-call policy below).",
+        "- Every paging alert carries `severity: page` and `team: <owning team>`, and the",
+        "  annotations `summary`, `description` and `runbook_url`",
+        f"  (`{RUNBOOK_BASE}/slo/<service>` for SLO alerts).",
+        "- Alertmanager routes by the `team` label to the team's receiver `<team>-pager`;",
+        "  anything unrouted goes to `default-slack`.",
+        "- A service's `<Service>Down` alert inhibits its other alerts for the same service",
+        "  only (`equal: [service]`), so an outage pages once.",
+        "",
+        "## On-call policy",
+        "",
+    ]
+    alert = _req(world, "alert")
+    lines.append(f"- {alert['service']}: fast-burn alerts wait `for: {alert['for_s'] // 60}m` "
+                 "before paging.")
+    lines.append("- other services: `for: 5m`.")
+    return "\n".join(lines) + "\n"
+
+
+def instruction(world: World) -> str:
+    """The task's instruction.md: explicit at easy, intent plus README conventions at medium."""
+    alert, rec, route, inhibit = (_req(world, k) for k in ("alert", "recording", "route", "inhibit"))
+    svc = world.service(alert["service"])
+    head = [f"# {world.company}: change requests for the monitoring repo", "",
+            "The repo is in `monitoring/`. Keep every rule, receiver, route and inhibit rule",
+            "that a request does not mention exactly as it is.", ""]
+    if world.tier == "easy":
+        body = [
+            f"- **C1.** Add SLI recording rules `{rec['records']['5m']}` and "
+            f"`{rec['records']['1h']}` for `{svc.name}` (grpc family: "
+            f"`grpc_server_handled_total`, errors `grpc_code!=\"OK\"`), one series per service.",
+            f"- **A1.** Add `{alert['alert']}` for `{svc.name}` (SLO {alert['slo']}): fire when "
+            f"both `{alert['records']['long']}` and `{alert['records']['short']}` exceed "
+            f"14.4 x (1 - {alert['slo']}), `for: {alert['for_s'] // 60}m`, labels "
+            + ", ".join(f"`{k}: {v}`" for k, v in sorted(alert["labels"].items())) + ".",
+            f"- **R1.** Team {route['team']} is now on call for `{svc.name}`, but nothing routes "
+            f"to them yet. Route alerts with `team=\"{route['team']}\"` to receiver "
+            f"`{route['receiver']}`.",
+            f"- **I1.** While `{inhibit['source']}` is firing for a service, suppress "
+            + ", ".join(f"`{t}`" for t in inhibit["targets"]) + " for that same service only.",
+        ]
+    else:
+        body = [
+            f"- **C1.** `{svc.name}` has no SLI records yet. Add them following our conventions "
+            "(see README.md).",
+            f"- **A1.** Onboard `{svc.name}` (SLO {alert['slo'] * 100:g}%) onto fast-burn "
+            "alerting, named and labelled as our conventions say, with the on-call policy's `for`.",
+            f"- **R1.** Team {route['team']} now owns `{svc.name}`; make sure its pages reach them.",
+            f"- **I1.** When `{svc.name}` is down, page once: its Down alert should mute its "
+            "burn-rate alert and `HighErrorRatio` for that service, and nothing else.",
+        ]
+    return "\n".join(head + body) + "\n"
+
+
+def task_toml(world: World) -> str:
+    """Harbor task metadata (task.toml)."""
+    return "\n".join([
+        'version = "1.0"',
+        "",
+        "[metadata]",
+        'author_name = "3amBench Replay generator"',
+        f'difficulty = "{world.tier}"',
+        'category = "sre"',
+        f'tags = ["prometheus", "alertmanager", "{world.workflow}"]',
+        f'workflow = "{world.workflow}"',
+        f'tier = "{world.tier}"',
+        "",
+        "[verifier]",
+        "timeout_sec = 600.0",
+        "",
+        "[agent]",
+        "timeout_sec = 1800.0",
+        "",
+        "[environment]",
+        "build_timeout_sec = 600.0",
+        "cpus = 1",
+        "memory_mb = 2048",
+        "",
+    ])
+
+
+SOLVE_SH = """#!/usr/bin/env bash
+# Harbor oracle: copy the solution's files over the workspace's monitoring repo.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+dest="${1:-/app/monitoring}"
+cp -R "$here/monitoring/." "$dest/"
+"""
