@@ -22,7 +22,7 @@ import yaml
 from alertforge.errors import BadInput
 from alertforge.files import read_json
 from grader import inhibition, promtool, reward, routing
-from grader.preservation import preserved, tamper_findings
+from grader.preservation import normalize_rule, preserved, tamper_findings
 from grader.workspace import ALERTMANAGER_PATH, RuleFile, Workspace, load_rule_file, load_workspace
 
 RESULT_VERSION = 1
@@ -146,8 +146,9 @@ class _Run:
                     tests.append({"expr": promtool.tagged(probe["expr"], "check", check["id"]),
                                   "eval_time": probe["eval_time"],
                                   "exp_samples": probe["exp_samples"]})
-                    tests.append({"expr": promtool.tagged(_witness(probe), "witness", check["id"]),
-                                  "eval_time": probe["eval_time"], "exp_samples": []})
+                    if probe["exp_samples"]:  # a check expecting nothing shows its own got
+                        tests.append({"expr": promtool.tagged(_witness(probe), "witness", check["id"]),
+                                      "eval_time": probe["eval_time"], "exp_samples": []})
                 groups.append({"name": scenario_id, "input_series": series.get(scenario_id, []),
                                "promql_expr_test": tests})
             return groups
@@ -168,6 +169,7 @@ class _Run:
             if not selected:
                 continue
             vdir = self.tmp / variant
+            (vdir / "rules").mkdir(parents=True, exist_ok=True)
             paths = []
             for index, rule_file in enumerate(files):
                 path = vdir / "rules" / f"{index:03d}.yml"
@@ -357,6 +359,23 @@ def pristine_scores(task_dir: Path, catalog: dict | None = None) -> dict[str, fl
     return _PRISTINE_CACHE[key]
 
 
+def _reference_needed(run: _Run, reqs: dict, reference_reqs: set[str], names: set[str]) -> bool:
+    """Whether the reference-records replay can differ from the integrated one.
+
+    It cannot when no burn alert under test exists (q is 0 either way) or when the
+    workspace's recording rules of those names equal the reference ones as parsed rules.
+    """
+    rules = [r for _, _, r in run.rule_entries()]
+    alerts = {r.get("alert") for r in rules}
+    if not any(reqs[rid]["targets"].get("alert") in alerts for rid in reference_reqs):
+        return False
+    ref = load_rule_file(run.task_dir / "tests", run.task_dir / "tests" / "reference_records.yml")
+    theirs = sorted(normalize_rule(r) for r in rules if r.get("record") in names)
+    ours = sorted(normalize_rule(r) for g in ref.groups for r in g.get("rules") or []
+                  if r.get("record") in names)
+    return theirs != ours
+
+
 def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
     checks = catalog["checks"]
     reqs = {r["id"]: r for r in catalog.get("requirements", [])}
@@ -370,7 +389,11 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
             check = dict(check)
             check["_reference"] = check["req"] in reference_reqs
             promql_checks.append(check)
+    if reference_names and not _reference_needed(run, reqs, reference_reqs, reference_names):
+        reference_names = set()
     promql_results = run.run_promql(promql_checks, reference_names) if promql_checks else {}
+    if "reference" not in promql_results:
+        promql_results["reference"] = promql_results.get("integrated", {})
 
     rules = [r for _, _, r in run.rule_entries()]
     alert_names = [r.get("alert") for r in rules if r.get("alert")]

@@ -1,0 +1,103 @@
+"""Reference policies: fixed sequences of tool calls that show what good and bad runs look like.
+
+- ``oracle``: reads the repo, then writes the solution one file per step (every change
+  request done right);
+- ``nop``: looks and submits (the pristine repo, reward 0);
+- ``partial``: half the change requests plus one plausible mistake (seed spec, "partial").
+
+A policy is a function ``(task_dir, seed) -> list[(tool name, arguments)]``; the recorder
+executes and grades them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from alertforge.errors import BadInput
+from alertforge.files import read_json
+
+ToolCall = tuple[str, dict]
+
+WRITE_ORDER = ("rules/slo-recording.yml", "rules/slo-alerts.yml", "alertmanager/alertmanager.yml")
+
+
+def _solution_files(task_dir: Path) -> dict[str, str]:
+    root = task_dir / "solution" / "monitoring"
+    if not root.is_dir():
+        raise BadInput(root, "task has no solution/monitoring folder (the oracle needs it)")
+    files = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+             for p in sorted(root.rglob("*")) if p.is_file()}
+    order = {rel: i for i, rel in enumerate(WRITE_ORDER)}
+    return dict(sorted(files.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
+def _look(files: dict[str, str], task_dir: Path) -> list[ToolCall]:
+    calls: list[ToolCall] = [("list_files", {}), ("read_file", {"path": "README.md"})]
+    pristine = task_dir / "environment" / "monitoring"
+    for rel in files:
+        if (pristine / rel).is_file():
+            calls.append(("read_file", {"path": rel}))
+    return calls
+
+
+def oracle(task_dir: Path, seed: int) -> list[ToolCall]:
+    """Read, then write every solution file, one per step, then submit."""
+    files = _solution_files(task_dir)
+    calls = _look(files, task_dir)
+    calls += [("write_file", {"path": rel, "content": text}) for rel, text in files.items()]
+    return calls + [("submit", {})]
+
+
+def nop(task_dir: Path, seed: int) -> list[ToolCall]:
+    """List the files and submit without changing anything."""
+    return [("list_files", {}), ("read_file", {"path": "README.md"}), ("submit", {})]
+
+
+def _new_alert(task_dir: Path) -> str:
+    spec = read_json(task_dir / "tests" / "spec.json")
+    for req in spec.get("requirements", []):
+        if req.get("kind") == "alert":
+            return req["alert"]
+    raise BadInput(task_dir / "tests" / "spec.json", "no alert requirement for the partial policy")
+
+
+def _with_mistake(text: str, alert: str, seed: int) -> str:
+    doc = yaml.safe_load(text)
+    for group in doc.get("groups", []):
+        for rule in group.get("rules", []):
+            if rule.get("alert") == alert:
+                if seed % 2 == 0:
+                    rule.pop("for", None)  # pages before the condition has held
+                else:
+                    rule["labels"]["severity"] = "warning"  # wrong severity
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=200)
+
+
+def partial(task_dir: Path, seed: int) -> list[ToolCall]:
+    """SLI records right, the burn alert with one mistake (seed even: no ``for``; odd: wrong
+    severity), routing and inhibition left undone."""
+    files = _solution_files(task_dir)
+    alert = _new_alert(task_dir)
+    calls = _look(files, task_dir)
+    for rel in ("rules/slo-recording.yml", "rules/slo-alerts.yml"):
+        if rel in files:
+            text = files[rel] if "recording" in rel else _with_mistake(files[rel], alert, seed)
+            calls.append(("write_file", {"path": rel, "content": text}))
+    return calls + [("submit", {})]
+
+
+POLICIES: dict[str, Callable[[Path, int], list[ToolCall]]] = {
+    "oracle": oracle,
+    "nop": nop,
+    "partial": partial,
+}
+
+
+def policy(name: str) -> Callable[[Path, int], list[ToolCall]]:
+    """The policy called ``name`` (BadInput naming the known ones otherwise)."""
+    if name not in POLICIES:
+        raise BadInput(name, f"unknown policy; known: {', '.join(POLICIES)}")
+    return POLICIES[name]

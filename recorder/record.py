@@ -1,0 +1,181 @@
+"""Record one run: a policy's tool calls on a fresh copy of a task's repo, graded after every change.
+
+Writes ``<out>/<run-id>/`` as it goes (docs/formats.md): ``journal.jsonl`` gets one line per
+finished step, appended and fsynced; ``trajectory.json`` and ``run.json`` are rewritten
+atomically after every step. An interrupted run loses at most the step in flight: run the
+same command again and it resumes from the journal.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from alertforge.errors import BadInput
+from alertforge.files import read_json, write_json
+from grader.grade import grade
+from recorder import run_format
+from recorder.policies import policy as get_policy
+from recorder.tools import run_tool
+
+
+def run_id_for(task_id: str, policy: str, seed: int) -> str:
+    """``<task-id>__<policy>__s<seed>`` (``:`` in a policy name becomes ``-``)."""
+    return f"{task_id}__{policy.replace(':', '-')}__s{seed}"
+
+
+def _task_meta(task_dir: Path) -> dict:
+    spec = read_json(task_dir / "tests" / "spec.json")
+    return {"id": spec.get("task_id", task_dir.name), "dir": str(task_dir),
+            "workflow": spec.get("workflow"), "tier": spec.get("tier"), "seed": spec.get("seed")}
+
+
+def _read_journal(path: Path) -> list[dict]:
+    """Finished steps from the journal; a torn last line (crash mid-write) is dropped."""
+    if not path.is_file():
+        return []
+    steps = []
+    for line in path.read_bytes().splitlines():
+        try:
+            steps.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            break
+    return steps
+
+
+def _append_journal(path: Path, step: dict) -> None:
+    with open(path, "ab") as handle:
+        handle.write(orjson.dumps(step, option=orjson.OPT_SORT_KEYS) + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("runs"),
+               resume: bool = True) -> Path:
+    """Record ``policy`` on the task at ``task_dir``; returns the run folder.
+
+    Raises:
+        BadInput: unknown policy, or a task folder without its spec/catalog/solution.
+    """
+    task_dir = Path(task_dir).resolve()
+    calls = get_policy(policy)(task_dir, seed)
+    meta = _task_meta(task_dir)
+    run_id = run_id_for(meta["id"], policy, seed)
+    run_dir = Path(out) / run_id
+    journal = run_dir / "journal.jsonl"
+    if run_dir.exists():
+        existing = run_dir / "run.json"
+        if resume and existing.is_file() and read_json(existing).get("status") == "complete":
+            return run_dir
+        if not resume:
+            shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    done = _read_journal(journal) if resume else []
+    if done:  # rewrite without a torn tail
+        journal.write_bytes(b"".join(orjson.dumps(s, option=orjson.OPT_SORT_KEYS) + b"\n" for s in done))
+
+    started = time.perf_counter()
+    catalog = read_json(task_dir / "tests" / "checks.json")
+    summary = {
+        "version": run_format.RUN_VERSION, "run_id": run_id, "kind": "alerting",
+        "status": "running", "task": meta, "policy": policy, "seed": seed, "model": None,
+        "agent": {"name": run_format.AGENT_NAME, "version": run_format.__version__},
+        "steps": 0, "final": None,
+        "requirements": [{k: r[k] for k in ("id", "kind", "weight", "title")}
+                         for r in catalog.get("requirements", [])],
+        "checks": [{k: c[k] for k in ("id", "req", "family", "label", "note")}
+                   for c in catalog.get("checks", [])],
+        "started_at": run_format.now(), "finished_at": None,
+        "timings": {"wall_s": 0.0, "grade_s": 0.0, "grades": 0}, "error": None,
+    }
+    grade_s, grades = 0.0, 0
+    with tempfile.TemporaryDirectory(prefix="alertforge-run-") as tmp:
+        workspace = Path(tmp) / "monitoring"
+        shutil.copytree(task_dir / "environment" / "monitoring", workspace)
+        steps: list[dict] = list(done)
+        last_reward = None
+        for step in steps:  # replay finished steps onto the workspace
+            for call in step.get("tool_calls") or []:
+                if call["function_name"] == "write_file":
+                    run_tool(workspace, "write_file", call["arguments"])
+            grade_info = (step.get("extra") or {}).get("grade")
+            if grade_info:
+                last_reward = grade_info["reward"]
+        if not steps:
+            instruction = (task_dir / "instruction.md").read_text(encoding="utf-8")
+            result = grade(task_dir, workspace)
+            grade_s += result["timings"]["total_s"]
+            grades += 1
+            initial = run_format.grade_summary(result, None)
+            last_reward = initial["reward"]
+            steps.append(run_format.user_step(instruction, initial))
+            _append_journal(journal, steps[-1])
+        for index in range(len(steps) - 1, len(calls)):
+            name, arguments = calls[index]
+            step_id = index + 2
+            outcome = run_tool(workspace, name, arguments)
+            extra = {}
+            if outcome.changed:
+                result = grade(task_dir, workspace)
+                grade_s += result["timings"]["total_s"]
+                grades += 1
+                extra["grade"] = run_format.grade_summary(result, last_reward)
+                extra["changed_files"] = [outcome.changed]
+                last_reward = result["reward"]
+            if outcome.error:
+                extra["tool_error"] = True
+            message = _describe(name, arguments)
+            steps.append(run_format.agent_step(step_id, name, arguments, outcome.output, message, extra))
+            _append_journal(journal, steps[-1])
+            _write_state(run_dir, run_id, steps, summary, started, grade_s, grades, final=False)
+            if outcome.done:
+                break
+        _write_state(run_dir, run_id, steps, summary, started, grade_s, grades, final=True)
+    return run_dir
+
+
+def _describe(name: str, arguments: dict) -> str:
+    if name in ("read_file", "write_file"):
+        return f"{name} {arguments.get('path')}"
+    return name
+
+
+def _final_grade(steps: list[dict]) -> dict | None:
+    for step in reversed(steps):
+        grade_info = (step.get("extra") or {}).get("grade")
+        if grade_info:
+            return grade_info
+    return None
+
+
+def _write_state(run_dir: Path, run_id: str, steps: list[dict], summary: dict, started: float,
+                 grade_s: float, grades: int, final: bool) -> None:
+    doc = run_format.trajectory(run_id, steps)
+    run_format.validate(doc)
+    write_json(run_dir / "trajectory.json", doc)
+    last = _final_grade(steps)
+    summary = dict(summary)
+    summary["steps"] = len(steps)
+    summary["timings"] = {"wall_s": round(time.perf_counter() - started, 3),
+                          "grade_s": round(grade_s, 3), "grades": grades}
+    if last is not None:
+        summary["final"] = {"reward": last["reward"], "solved": bool(last["keys"]["solved"]),
+                            "keys": last["keys"], "requirements": last["requirements"]}
+    if final:
+        summary["status"] = "complete"
+        summary["finished_at"] = run_format.now()
+    write_json(run_dir / "run.json", summary)
+
+
+def load_run(run_dir: Path) -> dict:
+    """run.json of a run folder (BadInput when missing or malformed)."""
+    path = Path(run_dir) / "run.json"
+    data = read_json(path)
+    if not isinstance(data, dict) or "run_id" not in data:
+        raise BadInput(path, "not a run summary (no run_id)")
+    return data

@@ -1,0 +1,98 @@
+"""The run record: an ATIF trajectory plus run.json, one shape for every kind of run.
+
+ATIF (Harbor's Agent Trajectory Interchange Format) carries the steps; our grading lives in
+``step.extra.grade`` (docs/formats.md). Trajectories are validated with the ``atif``
+package's pydantic models before they are written.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import atif
+import pydantic
+
+from alertforge import __version__
+
+SCHEMA_VERSION = "ATIF-v1.6"
+RUN_VERSION = 1
+AGENT_NAME = "alertforge-reference"
+
+
+class InvalidTrajectory(ValueError):
+    """The trajectory does not validate against the ATIF models (message lists the errors)."""
+
+
+def now() -> str:
+    """UTC now as ISO 8601 with a Z suffix (ATIF timestamps)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def grade_summary(result: dict, previous_reward: float | None) -> dict:
+    """What a graded step stores: reward level, delta, check states, keys, failing details.
+
+    ``result`` is a GradeResult; ``previous_reward`` the level before this step (None for
+    the initial grade, whose delta is 0).
+    """
+    from grader.grade import check_states
+
+    reward = result["reward"]
+    return {
+        "reward": reward,
+        "delta": round(reward - previous_reward, 6) if previous_reward is not None else 0.0,
+        "checks": check_states(result),
+        "keys": result["keys"],
+        "requirements": {r["id"]: {"q": r["q"], "s": r["s"]} for r in result["requirements"]},
+        "failed": {c["id"]: c["detail"] for c in result["checks"] if c["passed"] is False},
+        "grade_s": result.get("timings", {}).get("total_s"),
+    }
+
+
+def user_step(instruction: str, initial_grade: dict | None) -> dict:
+    """Step 1: the instruction, with the grade of the pristine repo in ``extra.grade``."""
+    step = {"step_id": 1, "source": "user", "message": instruction}
+    if initial_grade is not None:
+        step["extra"] = {"grade": initial_grade}
+    return step
+
+
+def agent_step(step_id: int, name: str, arguments: dict, output: str, message: str = "",
+               extra: dict | None = None) -> dict:
+    """One agent step: exactly one tool call and its observation (deterministic dispatch)."""
+    call_id = f"call_{step_id:04d}"
+    step = {
+        "step_id": step_id,
+        "source": "agent",
+        "message": message,
+        "llm_call_count": 0,
+        "tool_calls": [{"tool_call_id": call_id, "function_name": name, "arguments": arguments}],
+        "observation": {"results": [{"source_call_id": call_id, "content": output}]},
+    }
+    if extra:
+        step["extra"] = extra
+    return step
+
+
+def trajectory(session_id: str, steps: list[dict], agent_name: str = AGENT_NAME,
+               model: str | None = None, extra: dict | None = None) -> dict:
+    """A whole ATIF trajectory document."""
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "session_id": session_id,
+        "agent": {"name": agent_name, "version": __version__},
+        "steps": steps,
+    }
+    if model:
+        doc["agent"]["model_name"] = model
+    if extra:
+        doc["extra"] = extra
+    return doc
+
+
+def validate(doc: dict) -> None:
+    """Validate with the ``atif`` models; raises InvalidTrajectory listing the problems."""
+    try:
+        atif.Trajectory.model_validate(doc)
+    except pydantic.ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:10])
+        raise InvalidTrajectory(problems) from None

@@ -1,0 +1,139 @@
+"""Field cases from ../shared/cases (copied into tests/fixtures/cases) graded through the real promtool/amtool.
+
+Each case's rules become a one-requirement task whose catalog holds the case's own
+assertion as a check, so the grader's machinery (group order, failure attribution,
+details) is tested on inputs practitioners reported.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from alertforge.files import dump_json
+from grader import grade as grade_module
+from grader.grade import grade
+
+CASES = Path(__file__).parent / "fixtures" / "cases"
+MINIMAL_AM = "route: {receiver: default}\nreceivers: [{name: default}]\n"
+
+
+def make_task(tmp: Path, rules: str, series: list[dict], checks: list[dict], alert: str,
+              am: str = MINIMAL_AM, kind: str = "alert") -> tuple[Path, Path]:
+    """A task folder whose pristine repo is empty and a workspace holding ``rules``."""
+    task = tmp / "task"
+    (task / "environment" / "monitoring" / "rules").mkdir(parents=True)
+    (task / "environment" / "monitoring" / "alertmanager").mkdir(parents=True)
+    (task / "environment" / "monitoring" / "alertmanager" / "alertmanager.yml").write_text(am)
+    (task / "tests").mkdir()
+    (task / "tests" / "reference_records.yml").write_text("groups: []\n")
+    (task / "task.toml").write_text('version = "1.0"\n')
+    catalog = {
+        "version": 1, "task_id": "case", "evaluation_interval": "1m",
+        "requirements": [{"id": "A1", "kind": kind, "weight": 3, "title": "case",
+                          "targets": {"alert": alert}}],
+        "scenarios": [{"id": "case"}], "input_series": {"case": series},
+        "checks": [dict(c, req="A1", note="from the case") for c in checks],
+    }
+    (task / "tests" / "checks.json").write_bytes(dump_json(catalog))
+    ws = tmp / "ws"
+    shutil.copytree(task / "environment" / "monitoring", ws)
+    (ws / "rules" / "rules.yml").write_text(rules)
+    return task, ws
+
+
+def case_series(name: str) -> list[dict]:
+    return yaml.safe_load((CASES / name / "test.yml").read_text())["tests"][0]["input_series"]
+
+
+def promql_check(cid, family, expr, t, expect, **extra):
+    return {"id": cid, "family": family, "label": cid,
+            "probe": {"type": "promql", "scenario": "case", "eval_time": t, "expr": expr,
+                      "exp_samples": expect, **extra}}
+
+
+ONE = [{"labels": "{}", "value": 1}]
+
+
+def test_group_order_case_grades_identically_20_times_with_fire_passing(tmp_path):
+    rules = (CASES / "group-order" / "rules.yml").read_text()
+    fire = promql_check(
+        "A1.fire", "Fire",
+        'count(ALERTS{alertname="CheckoutErrorRatioHigh",alertstate="firing",service="checkout"}) > bool 0',
+        "16m", ONE)
+    task, ws = make_task(tmp_path, rules, case_series("group-order"), [fire], "CheckoutErrorRatioHigh")
+    results = set()
+    for _ in range(20):
+        grade_module._PROMTOOL_CACHE.clear()  # run promtool every time: no memoized replay
+        result = grade(task, ws)
+        result.pop("timings")
+        results.add(dump_json(result))
+        assert result["checks"][0]["passed"] is True, result["checks"][0]["detail"]
+    assert len(results) == 1
+
+
+def test_per_pod_alert_fails_dup_check_and_names_pod(tmp_path):
+    rules = (CASES / "per-pod" / "rules.yml").read_text()
+    firing = 'ALERTS{alertname="ApiErrorRatioHigh",alertstate="firing",service="api"}'
+    dup = promql_check("A1.dup", "Dup", f"count({firing})", "20m", ONE, witness=firing)
+    task, ws = make_task(tmp_path, rules, case_series("per-pod"), [dup], "ApiErrorRatioHigh")
+    check = grade(task, ws)["checks"][0]
+    assert check["passed"] is False
+    assert "got 3" in check["detail"] and "distinct by pod" in check["detail"], check["detail"]
+
+    aggregated = rules.replace(
+        'rate(http_requests_errors_total{service="api"}[5m]) / rate(http_requests_total{service="api"}[5m])',
+        'sum by (service) (rate(http_requests_errors_total{service="api"}[5m])) / '
+        'sum by (service) (rate(http_requests_total{service="api"}[5m]))')
+    assert aggregated != rules
+    (ws / "rules" / "rules.yml").write_text(aggregated)
+    assert grade(task, ws)["checks"][0]["passed"] is True
+
+
+def test_alert_without_comparison_fails_silent_check(tmp_path):
+    rules = (CASES / "no-comparison" / "rules.yml").read_text()
+    silent = promql_check("A1.silent", "Silent", 'ALERTS{alertname="QueueDropsHigh",alertstate="firing"}',
+                          "20m", [])
+    task, ws = make_task(tmp_path, rules, case_series("no-comparison"), [silent], "QueueDropsHigh")
+    result = grade(task, ws)
+    check = result["checks"][0]
+    assert check["passed"] is False
+    assert "got 1 firing" in check["detail"] and "service=ingest" in check["detail"]
+    assert result["requirements"][0]["q"] == 0.0
+
+
+def test_disappearing_series_silences_ratio_alert_but_not_up_alert(tmp_path):
+    rules = (CASES / "disappearing-series" / "rules.yml").read_text()
+    up_rule = ("  - alert: SearchDown\n    expr: sum by (service) (up{service=\"search\"}) == 0\n"
+               "    for: 2m\n")
+    fire_ratio = promql_check("A1.fire", "Fire",
+                              'count(ALERTS{alertname="SearchErrorRatioHigh",alertstate="firing"}) > bool 0',
+                              "45m", ONE)
+    fire_up = promql_check("A1.fire-up", "Fire",
+                           'count(ALERTS{alertname="SearchDown",alertstate="firing"}) > bool 0', "45m", ONE)
+    task, ws = make_task(tmp_path, rules + up_rule, case_series("disappearing-series"),
+                         [fire_ratio, fire_up], "SearchErrorRatioHigh")
+    checks = {c["id"]: c for c in grade(task, ws)["checks"]}
+    assert checks["A1.fire"]["passed"] is False
+    assert checks["A1.fire-up"]["passed"] is True
+
+
+def test_routing_continue_detail_names_missing_and_extra(tmp_path):
+    am = (CASES / "routing-continue" / "alertmanager.yml").read_text()
+    checks = [
+        {"id": "R1.route.positive1", "family": "Route", "label": "chat",
+         "probe": {"type": "route", "labels": {"notify": "chat", "notify_team": "data"},
+                   "expect": ["chat-oncall", "default-slack"]}},
+        {"id": "R1.route.positive2", "family": "Route", "label": "billing",
+         "probe": {"type": "route", "labels": {"team": "billing"}, "expect": ["audit-log"]}},
+    ]
+    task, ws = make_task(tmp_path, "groups: []\n", [], checks, "none", am=am, kind="route")
+    (task / "environment" / "monitoring" / "alertmanager" / "alertmanager.yml").write_text(am)
+    result = grade(task, ws)
+    by_id = {c["id"]: c for c in result["checks"]}
+    first = by_id["R1.route.positive1"]
+    assert first["passed"] is False and first["score"] == 1 / 3
+    assert "missing ['default-slack']" in first["detail"] and "extra ['chat-data']" in first["detail"]
+    assert by_id["R1.route.positive2"]["passed"] is True

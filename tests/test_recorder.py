@@ -1,0 +1,61 @@
+"""The recorder: ATIF output, resuming an interrupted run, and tools that stay inside the workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import atif
+
+from alertforge.files import read_json
+from alertforge.paths import TASKS_DIR, task_dirs
+from recorder.record import record_run
+from recorder.tools import MAX_WRITE_BYTES, run_tool
+
+TASK = task_dirs(TASKS_DIR)[0]
+
+
+def test_nop_run_is_valid_atif_with_the_pristine_grade_on_step_one(tmp_path):
+    run_dir = record_run(TASK, "nop", out=tmp_path)
+    doc = read_json(run_dir / "trajectory.json")
+    atif.Trajectory.model_validate(doc)
+    first = doc["steps"][0]
+    assert first["source"] == "user" and first["extra"]["grade"]["reward"] == 0.0
+    catalog = read_json(TASK / "tests" / "checks.json")
+    assert len(first["extra"]["grade"]["checks"]) == len(catalog["checks"])
+    summary = read_json(run_dir / "run.json")
+    assert summary["status"] == "complete" and summary["steps"] == len(doc["steps"])
+
+
+def test_interrupted_run_resumes_without_lost_or_duplicated_steps(tmp_path):
+    full = record_run(TASK, "oracle", out=tmp_path / "full")
+    expected = read_json(full / "trajectory.json")["steps"]
+    run_dir = record_run(TASK, "oracle", out=tmp_path / "cut")
+    journal = run_dir / "journal.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[:7]) + lines[7][:25])  # killed mid-write of step 8
+    summary = read_json(run_dir / "run.json")
+    summary["status"] = "running"
+    (run_dir / "run.json").write_text(__import__("json").dumps(summary))
+    record_run(TASK, "oracle", out=tmp_path / "cut")
+    resumed = read_json(run_dir / "trajectory.json")["steps"]
+    assert [s["step_id"] for s in resumed] == list(range(1, len(expected) + 1))
+    strip = [{k: v for k, v in s.items() if k != "extra"} for s in resumed]
+    assert strip == [{k: v for k, v in s.items() if k != "extra"} for s in expected]
+    rewards = [(s.get("extra") or {}).get("grade", {}).get("reward") for s in resumed]
+    assert rewards == [(s.get("extra") or {}).get("grade", {}).get("reward") for s in expected]
+    assert len(journal.read_bytes().splitlines()) == len(expected)
+
+
+def test_write_file_refuses_paths_outside_the_workspace(tmp_path: Path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "outside.txt").write_text("x")
+    (ws / "link").symlink_to(tmp_path)
+    for bad in ("../outside.txt", "/etc/passwd", "link/outside.txt"):
+        result = run_tool(ws, "write_file", {"path": bad, "content": "pwned"})
+        assert result.error and result.changed is None, bad
+    assert (tmp_path / "outside.txt").read_text() == "x"
+    big = run_tool(ws, "write_file", {"path": "big.yml", "content": "a" * (MAX_WRITE_BYTES + 1)})
+    assert big.error and not (ws / "big.yml").exists()
+    ok = run_tool(ws, "write_file", {"path": "rules/new.yml", "content": "groups: []\n"})
+    assert not ok.error and ok.changed == "rules/new.yml"

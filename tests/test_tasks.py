@@ -1,0 +1,174 @@
+"""Every bundled task through the real promtool and amtool: oracle 1, no-op 0, partial in band, mutants.
+
+Recording the reference runs takes a minute or two; it is done once per test session.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from alertforge.files import dump_json, read_json
+from alertforge.paths import TASKS_DIR, task_dirs
+from grader.grade import grade
+from recorder.reference import record_reference
+from tasks.generator.checks import derive_catalog
+
+TASKS = task_dirs(TASKS_DIR)
+
+
+@pytest.fixture(scope="session")
+def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
+    out = tmp_path_factory.mktemp("runs")
+    dirs = record_reference(TASKS, out, jobs=2, progress=False)
+    runs = {}
+    for run_dir in dirs:
+        summary = read_json(run_dir / "run.json")
+        runs[(summary["task"]["id"], summary["policy"])] = run_dir
+    return runs
+
+
+def _trajectory(run_dir: Path) -> dict:
+    return read_json(run_dir / "trajectory.json")
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda p: p.name)
+def test_oracle_solves_every_task_with_a_curve_of_three_levels(task, reference_runs):
+    run = read_json(reference_runs[(task.name, "oracle")] / "run.json")
+    assert run["status"] == "complete"
+    assert run["final"]["reward"] == 1.0 and run["final"]["solved"]
+    levels = {s["extra"]["grade"]["reward"] for s in _trajectory(reference_runs[(task.name, "oracle")])["steps"]
+              if (s.get("extra") or {}).get("grade")}
+    assert len(levels) >= 3, levels
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda p: p.name)
+def test_noop_scores_zero_and_pristine_fails_every_requirement(task, reference_runs):
+    run = read_json(reference_runs[(task.name, "nop")] / "run.json")
+    assert run["final"]["reward"] == 0.0
+    assert run["final"]["keys"]["preservation"] == 1.0
+    pristine = grade(task)
+    for req in pristine["requirements"]:
+        assert req["q"] < 1.0, f"{req['id']} already satisfied by the pristine repo"
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda p: p.name)
+def test_partial_lands_in_band(task, reference_runs):
+    run = read_json(reference_runs[(task.name, "partial")] / "run.json")
+    assert 0.0 < run["final"]["reward"] <= 0.4
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda p: p.name)
+def test_catalog_is_derived_without_the_solution(task, tmp_path):
+    copy = tmp_path / task.name
+    shutil.copytree(task, copy)
+    shutil.rmtree(copy / "solution")
+    derived = derive_catalog(read_json(copy / "tests" / "spec.json"), copy / "environment" / "monitoring")
+    assert dump_json(derived) == (task / "tests" / "checks.json").read_bytes()
+
+
+TASK = TASKS[0]
+
+
+def _oracle_workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    shutil.copytree(TASK / "environment" / "monitoring", ws)
+    shutil.copytree(TASK / "solution" / "monitoring", ws, dirs_exist_ok=True)
+    return ws
+
+
+def _alert(ws: Path) -> tuple[dict, dict, str]:
+    spec = read_json(TASK / "tests" / "spec.json")
+    req = next(r for r in spec["requirements"] if r["kind"] == "alert")
+    doc = yaml.safe_load((ws / "rules" / "slo-alerts.yml").read_text())
+    rule = next(r for g in doc["groups"] for r in g["rules"] if r.get("alert") == req["alert"])
+    return doc, rule, req["alert"]
+
+
+def _families_failed(result: dict, req: str) -> set[str]:
+    return {c["family"] for c in result["checks"] if c["req"] == req and c["passed"] is False}
+
+
+def test_mutant_without_for_fails_timing(tmp_path):
+    ws = _oracle_workspace(tmp_path)
+    doc, rule, _ = _alert(ws)
+    del rule["for"]
+    (ws / "rules" / "slo-alerts.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = grade(TASK, ws)
+    assert result["reward"] < 1.0
+    assert _families_failed(result, "A1") == {"Timing"}
+
+
+def test_mutant_with_halved_threshold_fails_silent(tmp_path):
+    ws = _oracle_workspace(tmp_path)
+    doc, rule, _ = _alert(ws)
+    rule["expr"] = rule["expr"].replace("(14.4 * (1 - ", "(7.2 * (1 - ")
+    (ws / "rules" / "slo-alerts.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = grade(TASK, ws)
+    assert result["reward"] < 1.0
+    assert "Silent" in _families_failed(result, "A1")
+
+
+def test_mutant_per_pod_expression_fails_dup(tmp_path):
+    ws = _oracle_workspace(tmp_path)
+    doc, rule, _ = _alert(ws)
+    spec = read_json(TASK / "tests" / "spec.json")
+    target = next(r for r in spec["requirements"] if r["kind"] == "alert")
+    threshold = target["threshold"]
+    svc = target["service"]
+    rule["expr"] = (f'rate(grpc_server_handled_total{{grpc_code!="OK",service="{svc}"}}[1h]) '
+                    f'/ rate(grpc_server_handled_total{{service="{svc}"}}[1h]) > {threshold} and '
+                    f'rate(grpc_server_handled_total{{grpc_code!="OK",service="{svc}"}}[5m]) '
+                    f'/ rate(grpc_server_handled_total{{service="{svc}"}}[5m]) > {threshold}')
+    (ws / "rules" / "slo-alerts.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = grade(TASK, ws)
+    assert "Dup" in _families_failed(result, "A1")
+    dup = next(c for c in result["checks"] if c["family"] == "Dup" and c["passed"] is False
+               and "outage" in c["id"])
+    assert "distinct by" in dup["detail"] and "pod" in dup["detail"]
+
+
+def test_mutant_dropping_the_receiver_fails_route(tmp_path):
+    ws = _oracle_workspace(tmp_path)
+    path = ws / "alertmanager" / "alertmanager.yml"
+    doc = yaml.safe_load(path.read_text())
+    spec = read_json(TASK / "tests" / "spec.json")
+    route_req = next(r for r in spec["requirements"] if r["kind"] == "route")
+    doc["route"]["routes"] = [r for r in doc["route"]["routes"] if r["receiver"] != route_req["receiver"]]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = grade(TASK, ws)
+    assert result["reward"] < 1.0
+    assert _families_failed(result, "R1") == {"Route"}
+    assert next(r for r in result["requirements"] if r["id"] == "R1")["q"] == 0.0
+
+
+def test_grading_twice_gives_identical_json_apart_from_timings(tmp_path):
+    ws = _oracle_workspace(tmp_path)
+    first, second = grade(TASK, ws), grade(TASK, ws)
+    first.pop("timings")
+    second.pop("timings")
+    assert dump_json(first) == dump_json(second)
+
+
+def test_broken_rule_file_is_a_syntax_error_naming_the_file(tmp_path):
+    ws = _oracle_workspace(tmp_path)
+    (ws / "rules" / "slo-alerts.yml").write_text("groups:\n  - name: x\n    rules:\n   - alert: [\n")
+    result = grade(TASK, ws)
+    assert result["keys"]["syntax_ok"] == 0 and result["keys"]["solved"] == 0
+    assert any(e["file"] == "rules/slo-alerts.yml" for e in result["syntax_errors"])
+
+
+def test_prometheusrule_manifest_is_unwrapped(tmp_path):
+    manifest = (Path(__file__).parent / "fixtures" / "cases" / "prometheusrule-manifest"
+                / "alertmanager-prometheusRule.yaml").read_text()
+    ws = _oracle_workspace(tmp_path)
+    (ws / "rules" / "kube.yaml").write_text(manifest)
+    result = grade(TASK, ws)
+    assert result["keys"]["syntax_ok"] == 1, result["syntax_errors"]
+    broken = manifest.replace("spec:", "spec_typo:")
+    (ws / "rules" / "kube.yaml").write_text(broken)
+    result = grade(TASK, ws)
+    assert any(e["file"] == "rules/kube.yaml" and "spec" in e["message"] for e in result["syntax_errors"])
