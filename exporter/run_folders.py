@@ -1,0 +1,143 @@
+"""Find run folders under the paths given and read each one's run.json and trajectory.json."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import atif
+from pydantic import ValidationError
+
+from alertforge.errors import BadInput
+from alertforge.files import read_json
+
+RUN_FILES = ("run.json", "trajectory.json")
+RUN_KINDS = ("alerting", "episode")
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """One run as read from disk: its folder, run.json as a dict, trajectory.json as a dict."""
+
+    path: Path
+    run: dict[str, Any]
+    trajectory: dict[str, Any]
+
+    @property
+    def run_id(self) -> str:
+        return self.run["run_id"]
+
+
+def _looks_like_run(folder: Path) -> bool:
+    return any((folder / name).exists() for name in (*RUN_FILES, "journal.jsonl"))
+
+
+def find_run_folders(paths: list[Path]) -> list[Path]:
+    """The run folders named by ``paths``, in the order given, each folder's runs sorted by name.
+
+    A path is either a run folder (it holds run.json, trajectory.json or journal.jsonl) or a
+    folder of run folders (subfolders holding none of those files are skipped).
+
+    Raises:
+        BadInput: a path does not exist, is not a folder, or holds no run folder at all.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise BadInput(path, "runs path not found")
+        if not path.is_dir():
+            raise BadInput(path, "expected a run folder or a folder of run folders")
+        if _looks_like_run(path):
+            found.append(path)
+            continue
+        runs = sorted(p for p in path.iterdir() if p.is_dir() and _looks_like_run(p))
+        if not runs:
+            raise BadInput(path, "no run folders here (none holds run.json and trajectory.json)")
+        found.extend(runs)
+    return found
+
+
+def _require(condition: bool, path: Path, problem: str) -> None:
+    if not condition:
+        raise BadInput(path, problem)
+
+
+def _check_run_json(path: Path, run: Any) -> None:
+    _require(isinstance(run, dict), path, "expected a JSON object")
+    run_id = run.get("run_id")
+    _require(isinstance(run_id, str) and run_id != "", path, "run_id missing or not a string")
+    _require(
+        "/" not in run_id and "\\" not in run_id and not run_id.startswith("."),
+        path,
+        f"run_id {run_id!r} cannot be a file name",
+    )
+    _require(
+        run.get("kind") in RUN_KINDS,
+        path,
+        f"kind must be one of {RUN_KINDS}, got {run.get('kind')!r}",
+    )
+    task = run.get("task")
+    _require(isinstance(task, dict), path, "task missing or not an object")
+    task_id = task.get("id")
+    _require(isinstance(task_id, str) and task_id != "", path, "task.id missing or not a string")
+    _require(
+        "/" not in task_id and "\\" not in task_id and not task_id.startswith("."),
+        path,
+        f"task.id {task_id!r} cannot be a file name",
+    )
+    for key in ("requirements", "checks"):
+        _require(isinstance(run.get(key, []), list), path, f"{key} must be a list when present")
+    final = run.get("final")
+    _require(final is None or isinstance(final, dict), path, "final must be an object or null")
+
+
+def _check_trajectory(path: Path, trajectory: Any) -> None:
+    _require(isinstance(trajectory, dict), path, "expected a JSON object")
+    try:
+        atif.Trajectory.model_validate(trajectory)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "(root)"
+        raise BadInput(path, f"not a valid ATIF trajectory: {where}: {first.get('msg')}") from None
+    _require(len(trajectory["steps"]) > 0, path, "trajectory has no steps")
+
+
+def read_run_folder(folder: Path) -> RunFolder:
+    """Read and validate one run folder.
+
+    run.json must be an object with ``run_id`` and ``task.id`` usable as file names and ``kind``
+    "alerting" or "episode"; trajectory.json must validate as ATIF (``atif.Trajectory``) and
+    have at least one step.
+
+    Raises:
+        BadInput: naming run.json or trajectory.json when it is missing, not JSON, or malformed.
+    """
+    folder = Path(folder)
+    run_path = folder / "run.json"
+    trajectory_path = folder / "trajectory.json"
+    run = read_json(run_path)
+    _check_run_json(run_path, run)
+    trajectory = read_json(trajectory_path)
+    _check_trajectory(trajectory_path, trajectory)
+    return RunFolder(path=folder, run=run, trajectory=trajectory)
+
+
+def read_runs(paths: list[Path]) -> list[RunFolder]:
+    """Every run under ``paths`` (see :func:`find_run_folders`), sorted by run_id.
+
+    Raises:
+        BadInput: any run folder is unreadable (see :func:`read_run_folder`), or two run
+            folders carry the same run_id (names the second run.json).
+    """
+    runs: dict[str, RunFolder] = {}
+    for folder in find_run_folders(paths):
+        run = read_run_folder(folder)
+        if run.run_id in runs:
+            raise BadInput(
+                folder / "run.json",
+                f"run_id {run.run_id!r} already read from {runs[run.run_id].path}",
+            )
+        runs[run.run_id] = run
+    return [runs[key] for key in sorted(runs)]

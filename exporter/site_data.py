@@ -1,0 +1,112 @@
+"""The three kinds of site data file (docs/formats.md "Site data") built from read runs and tasks."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import alertforge
+from exporter.run_folders import RunFolder
+from exporter.task_folder import TaskInfo
+
+SITE_DATA_VERSION = 1
+GENERATED_BY = f"alertforge {alertforge.__version__} exporter"
+
+
+def task_document(task: TaskInfo) -> dict[str, Any]:
+    """``data/tasks/<task-id>.json``: ``{id, workflow, tier, title, instruction, requirements[], checks[]}``."""
+    return {
+        "id": task.id,
+        "workflow": task.workflow,
+        "tier": task.tier,
+        "title": task.title,
+        "instruction": task.instruction,
+        "requirements": task.requirements,
+        "checks": task.checks,
+    }
+
+
+def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """``data/runs/<run-id>.json``: ``{run_id, kind, task_id, policy, model, seed, final, steps[]}``."""
+    return {
+        "run_id": run.run_id,
+        "kind": run.run["kind"],
+        "task_id": run.run["task"]["id"],
+        "policy": run.run.get("policy"),
+        "model": run.run.get("model"),
+        "seed": run.run.get("seed"),
+        "final": run.run.get("final"),
+        "steps": steps,
+    }
+
+
+def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
+    """One ``index.json`` ``runs[]`` row.
+
+    ``reward`` is ``final.reward`` when run.json has a final result, else the last step's
+    ``total``; ``solved`` is ``final.solved`` (False without a final result); ``steps`` counts
+    the agent steps (the initial state is not one).
+    """
+    final = run_doc["final"] or {}
+    reward = final.get("reward")
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        reward = run_doc["steps"][-1]["total"]
+    return {
+        "run_id": run_doc["run_id"],
+        "kind": run_doc["kind"],
+        "task_id": run_doc["task_id"],
+        "workflow": task.workflow,
+        "tier": task.tier,
+        "policy": run_doc["policy"],
+        "model": run_doc["model"],
+        "reward": reward,
+        "solved": final.get("solved") is True,
+        "steps": sum(1 for step in run_doc["steps"] if step["source"] == "agent"),
+    }
+
+
+def leaderboard(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per policy ``{policy, runs, mean_reward, solved_rate}`` (6 decimals), best mean first.
+
+    Ties are broken by policy name; a missing policy counts as the string "unknown".
+    """
+    by_policy: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for summary in summaries:
+        by_policy[str(summary["policy"] or "unknown")].append(summary)
+    rows = [
+        {
+            "policy": policy,
+            "runs": len(rows),
+            "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 6),
+            "solved_rate": round(sum(1 for r in rows if r["solved"]) / len(rows), 6),
+        }
+        for policy, rows in by_policy.items()
+    ]
+    return sorted(rows, key=lambda row: (-row["mean_reward"], row["policy"]))
+
+
+def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) -> dict[str, Any]:
+    """``data/index.json``: ``{version, generated_by, tasks[], runs[], leaderboard[]}``.
+
+    ``tasks[]`` rows are ``{id, workflow, tier, title, runs}`` sorted by id; ``runs[]`` are
+    :func:`run_summary` rows sorted by run_id.
+    """
+    run_counts: dict[str, int] = defaultdict(int)
+    for summary in summaries:
+        run_counts[summary["task_id"]] += 1
+    return {
+        "version": SITE_DATA_VERSION,
+        "generated_by": GENERATED_BY,
+        "tasks": [
+            {
+                "id": task.id,
+                "workflow": task.workflow,
+                "tier": task.tier,
+                "title": task.title,
+                "runs": run_counts[task.id],
+            }
+            for task in sorted(tasks.values(), key=lambda t: t.id)
+        ],
+        "runs": sorted(summaries, key=lambda s: s["run_id"]),
+        "leaderboard": leaderboard(summaries),
+    }

@@ -1,0 +1,165 @@
+"""A run's steps as the viewer shows them: tool call, output, diff, reward, checks state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alertforge.errors import BadInput
+from exporter.diffs import WorkspaceReplay
+from exporter.run_folders import RunFolder
+from exporter.task_folder import TaskInfo
+
+MAX_TEXT_CHARS = 200_000
+"""Longer messages and tool outputs are cut to this many characters (files stay under 10 MB)."""
+
+CHECK_STATES = frozenset("10-")
+
+
+def clip_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``text`` itself, or its first ``limit`` characters and a note of how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters cut by the exporter]"
+
+
+def content_text(content: Any) -> str:
+    """An ATIF message or observation content as plain text (text parts joined, others named)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:
+        if part.get("type") == "text":
+            parts.append(part.get("text") or "")
+        else:
+            source = part.get("source") or {}
+            parts.append(f"[{part.get('type')}: {source.get('path', '')}]")
+    return "\n".join(parts)
+
+
+def _number(value: Any, path: Path, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadInput(path, f"{where} must be a number, got {value!r}")
+    return value
+
+
+def _tool_and_output(step: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    calls = step.get("tool_calls") or []
+    tool = None
+    if calls:
+        tool = {"name": calls[0]["function_name"], "arguments": calls[0]["arguments"]}
+    observation = step.get("observation")
+    output = None
+    if observation is not None:
+        output = clip_text(
+            "\n".join(content_text(r.get("content")) for r in observation["results"])
+        )
+    return tool, output
+
+
+def changed_indices(previous: str, current: str) -> list[int]:
+    """Catalog indices whose state differs between two check-state strings of equal length.
+
+    Returns ``[]`` when there is no previous state (empty string) or the lengths differ.
+    """
+    if not previous or len(previous) != len(current):
+        return []
+    return [index for index, (a, b) in enumerate(zip(previous, current)) if a != b]
+
+
+class _Level:
+    """Running state carried from step to step: cumulative reward, checks string, failures."""
+
+    def __init__(self) -> None:
+        self.total: float = 0.0
+        self.checks = ""
+        self.failed: dict[str, str] = {}
+
+
+def _alerting_grade(
+    level: _Level, grade: Any, n: int, catalog_size: int, path: Path
+) -> tuple[bool, float]:
+    """Update ``level`` from a step's ``extra.grade``; return (graded, reward change)."""
+    if not isinstance(grade, dict):
+        return False, 0.0
+    where = f"steps[{n}].extra.grade"
+    total = _number(grade.get("reward"), path, f"{where}.reward")
+    delta = grade.get("delta", total - level.total)
+    reward = 0.0 if n == 0 else _number(delta, path, f"{where}.delta")
+    checks = grade.get("checks", level.checks)
+    if not isinstance(checks, str) or not set(checks) <= CHECK_STATES:
+        raise BadInput(path, f"{where}.checks must be a string of 1, 0 and -")
+    if len(checks) != catalog_size:
+        raise BadInput(
+            path,
+            f"{where}.checks has {len(checks)} states but the catalog has {catalog_size} checks",
+        )
+    failed = grade.get("failed", {})
+    if not isinstance(failed, dict):
+        raise BadInput(path, f"{where}.failed must be an object")
+    level.total, level.checks = total, checks
+    level.failed = {str(key): str(value) for key, value in failed.items()}
+    return True, reward
+
+
+def _episode_env(level: _Level, env: Any, n: int, path: Path) -> tuple[bool, float]:
+    """Update ``level`` from a step's ``extra.env``; return (graded, reward change)."""
+    if not isinstance(env, dict):
+        return False, 0.0
+    where = f"steps[{n}].extra.env"
+    reward = _number(env.get("reward", 0), path, f"{where}.reward")
+    level.total = _number(env.get("total", level.total + reward), path, f"{where}.total")
+    return True, reward
+
+
+def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
+    """The site's ``steps[]`` for one run (docs/formats.md "Site data").
+
+    Step ``n`` is trajectory step ``n + 1`` (n = 0 is the user step: the initial state).
+    ``reward`` is the step's change (0 on n = 0 and on ungraded steps), ``total`` the level
+    after it (carried forward when ungraded), ``checks``/``failed`` carried forward likewise,
+    ``changed`` the catalog indices whose state differs from step n - 1. Alerting runs read
+    ``extra.grade`` and replay ``write_file`` calls over ``task.pristine`` into ``diff``;
+    episode runs read ``extra.env`` {reward, total} and have no checks and no diffs.
+
+    Raises:
+        BadInput: naming trajectory.json when a grade has non-numeric reward/delta, a checks
+            string of the wrong alphabet or length for the task's catalog, or ``failed`` not an
+            object.
+    """
+    path = run.path / "trajectory.json"
+    alerting = run.run["kind"] == "alerting"
+    replay = WorkspaceReplay(task.pristine)
+    level = _Level()
+    steps = []
+    for n, step in enumerate(run.trajectory["steps"]):
+        extra = step.get("extra") or {}
+        previous_checks = level.checks
+        if alerting:
+            graded, reward = _alerting_grade(level, extra.get("grade"), n, len(task.checks), path)
+        else:
+            graded, reward = _episode_env(level, extra.get("env"), n, path)
+        tool, output = _tool_and_output(step)
+        diff = None
+        if alerting and tool is not None and tool["name"] == "write_file":
+            diff = replay.write(tool["arguments"])
+        steps.append(
+            {
+                "n": n,
+                "step_id": step["step_id"],
+                "source": step["source"],
+                "message": clip_text(content_text(step.get("message"))),
+                "tool": tool,
+                "output": output,
+                "diff": diff,
+                "graded": graded,
+                "reward": reward,
+                "total": level.total,
+                "checks": level.checks,
+                "changed": changed_indices(previous_checks, level.checks) if n else [],
+                "failed": dict(level.failed),
+            }
+        )
+    return steps

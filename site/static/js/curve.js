@@ -1,0 +1,81 @@
+// The cumulative reward curve: inline SVG built with createElementNS, current step marked.
+
+import { svg, clear } from "./dom.js";
+import { formatDelta, formatReward, rewardTrend } from "./format.js";
+
+const WIDTH = 1000;
+const HEIGHT = 170;
+const PAD = { left: 44, right: 14, top: 12, bottom: 26 };
+
+/**
+ * Draw steps' totals into container as a step chart; clicking a step column calls onSelect(n).
+ * Returns update(n), which moves the current-step marker.
+ */
+export function renderCurve(container, steps, onSelect) {
+  clear(container);
+  const totals = steps.map((step) => step.total);
+  const low = Math.min(0, ...totals);
+  const high = Math.max(1, ...totals);
+  const last = Math.max(1, steps.length - 1);
+  const plotWidth = WIDTH - PAD.left - PAD.right;
+  const plotHeight = HEIGHT - PAD.top - PAD.bottom;
+  const x = (n) => PAD.left + (n / last) * plotWidth;
+  const y = (value) => PAD.top + (1 - (value - low) / (high - low)) * plotHeight;
+
+  const root = svg("svg", {
+    id: "reward-curve-svg",
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    role: "img",
+    "aria-label": `Cumulative reward over ${steps.length} steps, from ${formatReward(totals[0])} to ${formatReward(totals.at(-1))}`,
+  });
+
+  for (const value of [low, (low + high) / 2, high]) {
+    root.append(
+      svg("line", { class: "grid", x1: PAD.left, x2: WIDTH - PAD.right, y1: y(value), y2: y(value) }),
+      svg("text", { class: "axis-label", x: PAD.left - 6, y: y(value) + 4, "text-anchor": "end" }, value.toFixed(1)),
+    );
+  }
+  root.append(
+    svg("text", { class: "axis-label", x: PAD.left, y: HEIGHT - 6, "text-anchor": "start" }, "step 0"),
+    svg("text", { class: "axis-label", x: WIDTH - PAD.right, y: HEIGHT - 6, "text-anchor": "end" }, `step ${steps.length - 1}`),
+  );
+
+  let path = `M ${x(0)} ${y(totals[0])}`;
+  for (let n = 1; n < steps.length; n += 1) path += ` H ${x(n)} V ${y(totals[n])}`;
+  root.append(svg("path", { class: "curve-line", d: path, fill: "none" }));
+
+  const columnWidth = plotWidth / last;
+  steps.forEach((step, n) => {
+    if (step.graded) {
+      root.append(svg("circle", { class: `point trend-${rewardTrend(step)}`, cx: x(n), cy: y(step.total), r: 3.5 }));
+    }
+    const hit = svg(
+      "rect",
+      {
+        class: "hit",
+        x: Math.max(PAD.left - columnWidth / 2, x(n) - columnWidth / 2),
+        y: PAD.top,
+        width: columnWidth,
+        height: plotHeight,
+        dataset: { step: String(n) },
+      },
+      svg("title", null, `Step ${n}: ${formatReward(step.total)}${step.graded ? ` (${formatDelta(step.reward)})` : ""}`),
+    );
+    hit.addEventListener("click", () => onSelect(n));
+    root.append(hit);
+  });
+
+  const cursor = svg("line", { class: "cursor", y1: PAD.top, y2: PAD.top + plotHeight });
+  const marker = svg("circle", { id: "curve-marker", class: "marker", r: 6 });
+  root.append(cursor, marker);
+  container.append(root);
+
+  return function update(current) {
+    const cx = x(current);
+    cursor.setAttribute("x1", cx);
+    cursor.setAttribute("x2", cx);
+    marker.setAttribute("cx", cx);
+    marker.setAttribute("cy", y(totals[current]));
+    marker.dataset.step = String(current);
+  };
+}

@@ -1,0 +1,51 @@
+// DOM building without HTML parsing: every string from a run becomes a text node.
+// Never use innerHTML/outerHTML/insertAdjacentHTML with run data; build nodes here instead.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function setAttributes(node, attrs) {
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (/^on/i.test(name)) throw new Error(`refusing event-handler attribute ${name}`);
+    if (name === "class") node.setAttribute("class", Array.isArray(value) ? value.filter(Boolean).join(" ") : value);
+    else if (name === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  return node;
+}
+
+/** An HTML element: el("li", {class: "x", dataset: {checkId: id}}, "text", childNode). */
+export function el(tag, attrs, ...children) {
+  return append(setAttributes(document.createElement(tag), attrs), children);
+}
+
+/** An SVG element (createElementNS); children as for el(). */
+export function svg(tag, attrs, ...children) {
+  return append(setAttributes(document.createElementNS(SVG_NS, tag), attrs), children);
+}
+
+/** Remove every child of node. */
+export function clear(node) {
+  node.replaceChildren();
+  return node;
+}
+
+/** Replace node's children with the given ones (text or nodes). */
+export function fill(node, ...children) {
+  clear(node);
+  return append(node, children);
+}
+
+export function byId(id) {
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`page is missing #${id}`);
+  return node;
+}

@@ -1,0 +1,22 @@
+// Number formats shared by the run view.
+
+/** A reward level with 4 decimals ("0.4215"). */
+export function formatReward(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value.toFixed(4) : "\u2014";
+}
+
+/** A reward change with a sign ("+0.1000", "-0.0420", "±0.0000"). */
+export function formatDelta(value) {
+  if (typeof value !== "number" || !Number.isFinite(value)) return "";
+  if (value > 0) return `+${value.toFixed(4)}`;
+  if (value < 0) return `\u2212${Math.abs(value).toFixed(4)}`;
+  return "\u00b10.0000";
+}
+
+/** "up", "down", "flat" (graded, no change) or "none" (not graded) for a step. */
+export function rewardTrend(step) {
+  if (!step.graded) return "none";
+  if (step.reward > 1e-12) return "up";
+  if (step.reward < -1e-12) return "down";
+  return "flat";
+}

@@ -1,0 +1,83 @@
+"""Shared fixtures: the fixture site (built and served on 127.0.0.1) and Debian Chromium via Playwright."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+FIXTURE_SITE = Path(__file__).parent / "fixtures" / "site"
+FIXTURE_RUNS = FIXTURE_SITE / "runs"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass(frozen=True)
+class ServedSite:
+    """A site exported from the fixture runs: where it was written and the URL it is served at."""
+
+    out_dir: Path
+    url: str
+
+
+@pytest.fixture(scope="session")
+def served_site(tmp_path_factory: pytest.TempPathFactory) -> ServedSite:
+    """Export tests/fixtures/site/runs into a temporary folder and serve it on a free port."""
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+
+    out_dir = tmp_path_factory.mktemp("served-site")
+    export_site([FIXTURE_RUNS], out_dir)
+    server, url = serve_in_background(out_dir, port=0, host="127.0.0.1")
+    yield ServedSite(out_dir=out_dir, url=url)
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright (sync API). Fails, never skips, when it is missing."""
+    if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"{CHROMIUM} not found: install Debian's chromium package (apt-get install chromium)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _new_page(browser, **context_options):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, **context_options)
+    context.set_default_timeout(5000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.page_errors = errors
+    return context, page
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page in its own context, CSP enforced; ``page.page_errors`` collects uncaught errors."""
+    context, new_page = _new_page(browser)
+    yield new_page
+    context.close()
+
+
+@pytest.fixture
+def page_without_csp(browser):
+    """A fresh page whose context bypasses CSP, so escaping is tested without CSP's help."""
+    context, new_page = _new_page(browser, bypass_csp=True)
+    yield new_page
+    context.close()

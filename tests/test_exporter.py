@@ -1,0 +1,358 @@
+"""The exporter: site data files follow docs/formats.md, exports are deterministic and safe."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import atif
+import pytest
+
+from alertforge.errors import BadInput
+from alertforge.paths import SITE_DIR
+from exporter.diffs import unified_hunks
+from exporter.export import export_site
+from exporter.render import template_environment
+from exporter.serve import make_server
+
+FIXTURE_SITE = Path(__file__).parent / "fixtures" / "site"
+FIXTURE_RUNS = FIXTURE_SITE / "runs"
+RUN_IDS = ["fixture-episode-easy", "fixture-oracle-s1", "fixture-partial-s1", "fixture-xss"]
+STEP_KEYS = {
+    "n",
+    "step_id",
+    "source",
+    "message",
+    "tool",
+    "output",
+    "diff",
+    "graded",
+    "reward",
+    "total",
+    "checks",
+    "changed",
+    "failed",
+}
+
+
+def load(path: Path):
+    return json.loads(path.read_bytes())
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("export")
+    export_site([FIXTURE_RUNS], out)
+    return out
+
+
+@pytest.fixture
+def runs_copy(tmp_path) -> Path:
+    """A writable copy of tests/fixtures/site (runs keep their relative task.dir)."""
+    copy = tmp_path / "fixture-site"
+    shutil.copytree(FIXTURE_SITE, copy)
+    return copy / "runs"
+
+
+def test_fixture_trajectories_are_valid_atif():
+    for run_id in RUN_IDS:
+        trajectory = load(FIXTURE_RUNS / run_id / "trajectory.json")
+        assert trajectory["schema_version"] == "ATIF-v1.6"
+        atif.Trajectory.model_validate(trajectory)
+
+
+def test_export_writes_the_contract_files(exported):
+    files = sorted(p.relative_to(exported).as_posix() for p in exported.rglob("*.json"))
+    assert files == [
+        "data/index.json",
+        *[f"data/runs/{run_id}.json" for run_id in RUN_IDS],
+        "data/tasks/fixture-checkout.json",
+        "data/tasks/fixture-episode-easy.json",
+        "data/tasks/fixture-xss-task.json",
+    ]
+    assert (exported / "index.html").is_file() and (exported / "run.html").is_file()
+    assert (exported / "static" / "js" / "run.js").is_file()
+    assert (exported / "static" / "app.css").is_file()
+
+
+def test_index_matches_contract_and_run_files(exported):
+    index = load(exported / "data" / "index.json")
+    assert set(index) == {"version", "generated_by", "tasks", "runs", "leaderboard"}
+    assert [row["run_id"] for row in index["runs"]] == RUN_IDS
+    for row in index["runs"]:
+        assert set(row) == {
+            "run_id",
+            "kind",
+            "task_id",
+            "workflow",
+            "tier",
+            "policy",
+            "model",
+            "reward",
+            "solved",
+            "steps",
+        }
+        run_json = load(FIXTURE_RUNS / row["run_id"] / "run.json")
+        assert row["reward"] == run_json["final"]["reward"]
+        assert row["solved"] == run_json["final"]["solved"]
+        assert row["steps"] == run_json["steps"]
+        assert row["policy"] == run_json["policy"]
+    by_policy = {row["policy"]: row for row in index["leaderboard"]}
+    assert by_policy["oracle"] == {
+        "policy": "oracle",
+        "runs": 1,
+        "mean_reward": 1.0,
+        "solved_rate": 1.0,
+    }
+    assert by_policy["partial"]["mean_reward"] == 0.126
+    assert index["leaderboard"][0]["policy"] == "oracle"
+    tasks = {row["id"]: row for row in index["tasks"]}
+    assert tasks["fixture-checkout"] == {
+        "id": "fixture-checkout",
+        "workflow": "create",
+        "tier": 1,
+        "title": "Page on checkout errors",
+        "runs": 2,
+    }
+
+
+def test_task_file_comes_from_the_task_folder(exported):
+    task = load(exported / "data" / "tasks" / "fixture-checkout.json")
+    assert set(task) == {"id", "workflow", "tier", "title", "instruction", "requirements", "checks"}
+    folder = FIXTURE_SITE / "tasks" / "fixture-checkout"
+    assert task["instruction"] == (folder / "instruction.md").read_text()
+    catalog = load(folder / "tests" / "checks.json")
+    assert [c["id"] for c in task["checks"]] == [c["id"] for c in catalog["checks"]]
+    assert set(task["checks"][0]) == {"id", "req", "family", "label", "note"}
+    assert task["requirements"][0] == {
+        "id": "A1",
+        "kind": "alert",
+        "weight": 3,
+        "title": catalog["requirements"][0]["title"],
+    }
+
+
+def test_task_file_falls_back_to_run_json_when_task_folder_is_gone(exported):
+    task = load(exported / "data" / "tasks" / "fixture-xss-task.json")
+    run_json = load(FIXTURE_RUNS / "fixture-xss" / "run.json")
+    trajectory = load(FIXTURE_RUNS / "fixture-xss" / "trajectory.json")
+    assert task["checks"] == run_json["checks"]
+    assert task["requirements"] == run_json["requirements"]
+    assert task["instruction"] == trajectory["steps"][0]["message"]
+    assert task["workflow"] == run_json["task"]["workflow"]
+
+
+def test_run_steps_follow_the_trajectory_grades(exported):
+    run = load(exported / "data" / "runs" / "fixture-oracle-s1.json")
+    assert set(run) == {"run_id", "kind", "task_id", "policy", "model", "seed", "final", "steps"}
+    trajectory = load(FIXTURE_RUNS / "fixture-oracle-s1" / "trajectory.json")
+    steps = run["steps"]
+    assert [s["n"] for s in steps] == list(range(len(trajectory["steps"])))
+    for step, source in zip(steps, trajectory["steps"]):
+        assert set(step) == STEP_KEYS
+        assert step["step_id"] == source["step_id"]
+        grade = (source.get("extra") or {}).get("grade")
+        assert step["graded"] is (grade is not None)
+        if source.get("tool_calls"):
+            call = source["tool_calls"][0]
+            assert step["tool"] == {"name": call["function_name"], "arguments": call["arguments"]}
+            assert step["output"] == source["observation"]["results"][0]["content"]
+        else:
+            assert step["tool"] is None and step["output"] is None
+    assert [s["total"] for s in steps] == [0.0, 0.0, 0.0, 0.24, 1.0, 1.0]
+    assert [s["reward"] for s in steps] == [0.0, 0.0, 0.0, 0.24, 0.76, 0.0]
+    assert [s["checks"] for s in steps] == ["01-0111"] * 3 + ["1110111", "1111111", "1111111"]
+    assert [s["changed"] for s in steps] == [[], [], [], [0, 2], [3], []]
+    assert steps[0]["failed"] == trajectory["steps"][0]["extra"]["grade"]["failed"]
+    assert set(steps[2]["failed"]) == {"A1-fire-1", "R1-route-1"}, "carried forward"
+    assert steps[4]["failed"] == {}
+    assert [s["diff"] is not None for s in steps] == [False, False, False, True, True, False]
+
+
+def test_regression_step_has_negative_reward_and_marks_changed_check(exported):
+    steps = load(exported / "data" / "runs" / "fixture-partial-s1.json")["steps"]
+    assert steps[2]["reward"] == -0.042 and steps[2]["total"] == 0.126
+    assert steps[2]["changed"] == [3, 5]
+    assert "pres-1" in steps[2]["failed"]
+
+
+def test_diff_hunks_for_a_known_edit(exported):
+    diff = load(exported / "data" / "runs" / "fixture-oracle-s1.json")["steps"][3]["diff"]
+    assert diff["path"] == "rules/a.yml" and diff["old_exists"] is True
+    assert diff["hunks"] == [
+        {
+            "header": "@@ -5,3 +5,10 @@",
+            "lines": [
+                [" ", "        expr: |"],
+                [" ", '          sum by (service) (rate(http_requests_total{code=~"5.."}[5m]))'],
+                [" ", "          / sum by (service) (rate(http_requests_total[5m]))"],
+                ["+", "      - alert: CheckoutHighErrorRate"],
+                ["+", '        expr: service:http_errors:ratio_rate5m{service="checkout"} > 0.05'],
+                ["+", "        for: 5m"],
+                ["+", "        labels:"],
+                ["+", "          severity: page"],
+                ["+", "        annotations:"],
+                ["+", "          summary: checkout error ratio above 5%"],
+            ],
+        }
+    ]
+
+
+def test_diff_of_a_new_file_starts_from_nothing(exported):
+    diff = load(exported / "data" / "runs" / "fixture-partial-s1.json")["steps"][3]["diff"]
+    assert diff["path"] == "rules/extra.yml" and diff["old_exists"] is False
+    assert diff["hunks"][0]["header"] == "@@ -0,0 +1,5 @@"
+    assert {op for op, _ in diff["hunks"][0]["lines"]} == {"+"}
+
+
+def test_second_write_of_a_file_diffs_against_the_first():
+    old = "a\nb\nc\nd\ne\nf\ng\nh\n"
+    new = "a\nb\nc\nD\ne\nf\ng\nh\n"
+    assert unified_hunks(old, new) == [
+        {
+            "header": "@@ -1,7 +1,7 @@",
+            "lines": [
+                [" ", "a"],
+                [" ", "b"],
+                [" ", "c"],
+                ["-", "d"],
+                ["+", "D"],
+                [" ", "e"],
+                [" ", "f"],
+                [" ", "g"],
+            ],
+        }
+    ]
+    assert unified_hunks(new, new) == []
+
+
+def test_two_exports_give_identical_bytes(tmp_path):
+    first, second = tmp_path / "one", tmp_path / "two"
+    export_site([FIXTURE_RUNS], first)
+    export_site([FIXTURE_RUNS / run_id for run_id in reversed(RUN_IDS)], second)
+    one = {k: v[0] for k, v in snapshot(first).items()}
+    two = {k: v[0] for k, v in snapshot(second).items()}
+    assert one == two
+
+
+def test_data_files_are_compact_sorted_json(exported):
+    raw = (exported / "data" / "runs" / "fixture-oracle-s1.json").read_bytes()
+    value = json.loads(raw)
+    assert (
+        raw == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    )
+
+
+def test_malformed_run_json_is_bad_input_and_keeps_previous_export(runs_copy, tmp_path):
+    out = tmp_path / "site"
+    export_site([runs_copy], out)
+    before = snapshot(out)
+    broken = runs_copy / "fixture-partial-s1" / "run.json"
+    broken.write_text('{"run_id": "fixture-partial-s1", "kind": ')
+    with pytest.raises(BadInput) as caught:
+        export_site([runs_copy], out)
+    assert caught.value.path == str(broken)
+    assert "run.json" in str(caught.value)
+    assert snapshot(out) == before
+
+
+@pytest.mark.parametrize(
+    ("file_name", "content", "problem"),
+    [
+        ("run.json", '{"kind": "alerting", "task": {"id": "t"}}', "run_id"),
+        ("run.json", "[1, 2]", "object"),
+        (
+            "trajectory.json",
+            '{"schema_version": "ATIF-v1.6", "agent": {"name": "a", "version": "1"}, "steps": [{"step_id": 2, "source": "user", "message": "x"}]}',
+            "not sequential",
+        ),
+        ("trajectory.json", "not json", "not valid JSON"),
+    ],
+)
+def test_bad_run_files_name_the_file(runs_copy, tmp_path, file_name, content, problem):
+    target = runs_copy / "fixture-oracle-s1" / file_name
+    target.write_text(content)
+    with pytest.raises(BadInput) as caught:
+        export_site([runs_copy], tmp_path / "site")
+    assert caught.value.path == str(target)
+    assert problem in str(caught.value)
+    assert not (tmp_path / "site").exists()
+
+
+def test_run_folder_without_its_files_is_bad_input(runs_copy, tmp_path):
+    (runs_copy / "fixture-xss" / "trajectory.json").unlink()
+    with pytest.raises(BadInput) as caught:
+        export_site([runs_copy / "fixture-xss"], tmp_path / "site")
+    assert caught.value.path.endswith("trajectory.json")
+    with pytest.raises(BadInput):
+        export_site([tmp_path / "no-such-runs"], tmp_path / "site")
+
+
+def test_checks_string_of_wrong_length_is_bad_input(runs_copy, tmp_path):
+    path = runs_copy / "fixture-oracle-s1" / "trajectory.json"
+    trajectory = load(path)
+    trajectory["steps"][3]["extra"]["grade"]["checks"] = "111"
+    path.write_text(json.dumps(trajectory))
+    with pytest.raises(BadInput) as caught:
+        export_site([runs_copy], tmp_path / "site")
+    assert caught.value.path == str(path) and "catalog has 7 checks" in str(caught.value)
+
+
+def test_reexport_removes_stale_run_files_and_keeps_other_files(tmp_path):
+    out = tmp_path / "site"
+    export_site([FIXTURE_RUNS], out)
+    (out / "README.md").write_text("space front matter")
+    summary = export_site([FIXTURE_RUNS / "fixture-oracle-s1"], out)
+    assert summary["runs"] == 1 and summary["tasks"] == 1
+    assert sorted(p.name for p in (out / "data" / "runs").iterdir()) == ["fixture-oracle-s1.json"]
+    assert sorted(p.name for p in (out / "data" / "tasks").iterdir()) == ["fixture-checkout.json"]
+    assert (out / "README.md").read_text() == "space front matter"
+    assert summary["bytes"] == sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) - len(
+        "space front matter"
+    )
+
+
+def test_episode_run_maps_reward_and_total_from_env(exported):
+    run = load(exported / "data" / "runs" / "fixture-episode-easy.json")
+    trajectory = load(FIXTURE_RUNS / "fixture-episode-easy" / "trajectory.json")
+    envs = [step["extra"]["env"] for step in trajectory["steps"][1:]]
+    assert run["kind"] == "episode"
+    assert [s["reward"] for s in run["steps"]] == [0.0] + [env["reward"] for env in envs]
+    assert [s["total"] for s in run["steps"]] == [0.0] + [env["total"] for env in envs]
+    assert [s["graded"] for s in run["steps"]] == [False, True, True, True, True]
+    assert {s["checks"] for s in run["steps"]} == {""}
+    assert all(s["diff"] is None and s["changed"] == [] and s["failed"] == {} for s in run["steps"])
+    task = load(exported / "data" / "tasks" / "fixture-episode-easy.json")
+    assert task["instruction"] == trajectory["steps"][0]["message"]
+    assert task["checks"] == [] and task["requirements"] == []
+    assert task["workflow"] == "incident" and task["tier"] == "easy"
+
+
+def test_pages_escape_run_text(exported):
+    assert template_environment(SITE_DIR / "templates").autoescape is True
+    home = (exported / "index.html").read_text()
+    assert "<img src=x" not in home and "<script>window" not in home
+    assert "&lt;img src=x onerror=" in home
+
+
+def test_serve_moves_to_the_next_free_port(exported):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = make_server(exported, port=port)
+        try:
+            assert server.server_address[1] != port
+            assert server.server_address[1] > port
+        finally:
+            server.server_close()
