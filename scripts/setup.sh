@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up everything 3amBench Replay needs on a fresh Debian 12/13 machine (idempotent):
+# the real promtool, amtool and Alertmanager, Debian's Chromium, a venv with the package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v amtool >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    $(printf '%s\n' "${need[@]}" | sort -u) >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
