@@ -14,21 +14,9 @@ import yaml
 from alertforge.files import dump_json, read_json
 from alertforge.paths import TASKS_DIR, task_dirs
 from grader.grade import grade
-from recorder.reference import record_reference
 from tasks.generator.checks import derive_catalog
 
 TASKS = task_dirs(TASKS_DIR)
-
-
-@pytest.fixture(scope="session")
-def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
-    out = tmp_path_factory.mktemp("runs")
-    dirs = record_reference(TASKS, out, jobs=2, progress=False)
-    runs = {}
-    for run_dir in dirs:
-        summary = read_json(run_dir / "run.json")
-        runs[(summary["task"]["id"], summary["policy"])] = run_dir
-    return runs
 
 
 def _trajectory(run_dir: Path) -> dict:
