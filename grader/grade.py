@@ -530,7 +530,7 @@ def _score(run: _Run, catalog: dict, results: list[dict], variant_pass: dict,
             name = req["targets"].get("alert")
             exists = name in alert_names
 
-            def q_alert(variant):
+            def q_alert(variant, items=items, exists=exists):
                 return reward.alert_q(exists, values(items, {"Dup"}, variant),
                                       values(items, {"Fire", "Timing"}, variant),
                                       values(items, {"Silent"}, variant),

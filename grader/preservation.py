@@ -146,18 +146,17 @@ def tamper_findings(what: str, probe: dict, rule_entries: list[tuple[str, dict, 
             for setting in ("interval", "limit", "query_offset", "evaluation_interval"):
                 if setting in group and group.get(setting) != before.get(setting):
                     found.append(f"{rel}: group {group.get('name')} sets {setting}: {group.get(setting)}")
-    elif what == "time_intervals":
-        if am:
-            for key in ("mute_time_intervals", "time_intervals"):
-                if am.get(key):
-                    found.append(f"alertmanager.yml defines {key}")
-            stack = [am.get("route") or {}]
-            while stack:
-                route = stack.pop()
-                if not isinstance(route, dict):
-                    continue
-                for key in ("mute_time_intervals", "active_time_intervals"):
-                    if route.get(key):
-                        found.append(f"alertmanager.yml: a route sets {key}")
-                stack.extend(route.get("routes") or [])
+    elif what == "time_intervals" and am:
+        for key in ("mute_time_intervals", "time_intervals"):
+            if am.get(key):
+                found.append(f"alertmanager.yml defines {key}")
+        stack = [am.get("route") or {}]
+        while stack:
+            route = stack.pop()
+            if not isinstance(route, dict):
+                continue
+            for key in ("mute_time_intervals", "active_time_intervals"):
+                if route.get(key):
+                    found.append(f"alertmanager.yml: a route sets {key}")
+            stack.extend(route.get("routes") or [])
     return found

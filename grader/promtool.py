@@ -28,7 +28,8 @@ class GraderError(RuntimeError):
 
 def version() -> str:
     """``promtool --version`` first line (for CI logs and grade timings)."""
-    out = subprocess.run([PROMTOOL, "--version"], capture_output=True, text=True, timeout=30)
+    out = subprocess.run([PROMTOOL, "--version"], capture_output=True, text=True, timeout=30,
+                         check=False)
     return (out.stdout or out.stderr).splitlines()[0].strip()
 
 
@@ -36,7 +37,7 @@ def check_rules(path: Path, timeout: float = 30.0) -> str | None:
     """``promtool check rules FILE``: None when it loads, else promtool's message."""
     try:
         out = subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True,
-                             text=True, timeout=timeout)
+                             text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return f"promtool check rules timed out after {timeout:g} s"
     if out.returncode == 0:
@@ -171,7 +172,7 @@ def run_tests(test_path: Path, timeout: float = TIMEOUT_S) -> list[Failure]:
     """
     try:
         out = subprocess.run([PROMTOOL, "test", "rules", test_path.name], cwd=test_path.parent,
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise GraderError(f"promtool test rules timed out after {timeout:g} s") from None
     failures, stray = parse_failures(out.stdout + "\n" + out.stderr)

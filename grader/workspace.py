@@ -58,7 +58,7 @@ class Workspace:
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing aliases (a YAML alias bomb cannot expand)."""
 
-    def compose_node(self, parent, index):  # noqa: D401 - PyYAML hook
+    def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(
@@ -68,7 +68,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 def load_yaml_text(text: str):
     """Parse YAML with the safe loader, aliases refused (raises yaml.YAMLError)."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_UniqueKeyLoader)
 
 
 def read_text(path: Path) -> tuple[str | None, str | None]:

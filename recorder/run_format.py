@@ -7,7 +7,7 @@ package's pydantic models before they are written.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import atif
 import pydantic
@@ -25,7 +25,7 @@ class InvalidTrajectory(ValueError):
 
 def now() -> str:
     """UTC now as ISO 8601 with a Z suffix (ATIF timestamps)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def grade_summary(result: dict, previous_reward: float | None) -> dict:

@@ -231,28 +231,28 @@ def instruction(world: World) -> str:
             "that a request does not mention exactly as it is.", ""]
     if world.tier == "easy":
         body = [
-            f"- **C1.** Add SLI recording rules `{rec['records']['5m']}` and "
+            (f"- **C1.** Add SLI recording rules `{rec['records']['5m']}` and "
             f"`{rec['records']['1h']}` for `{svc.name}` (grpc family: "
-            f"`grpc_server_handled_total`, errors `grpc_code!=\"OK\"`), one series per service.",
+            f"`grpc_server_handled_total`, errors `grpc_code!=\"OK\"`), one series per service."),
             f"- **A1.** Add `{alert['alert']}` for `{svc.name}` (SLO {alert['slo']}): fire when "
             f"both `{alert['records']['long']}` and `{alert['records']['short']}` exceed "
             f"14.4 x (1 - {alert['slo']}), `for: {alert['for_s'] // 60}m`, labels "
             + ", ".join(f"`{k}: {v}`" for k, v in sorted(alert["labels"].items())) + ".",
-            f"- **R1.** Team {route['team']} is now on call for `{svc.name}`, but nothing routes "
+            (f"- **R1.** Team {route['team']} is now on call for `{svc.name}`, but nothing routes "
             f"to them yet. Route alerts with `team=\"{route['team']}\"` to receiver "
-            f"`{route['receiver']}`.",
+            f"`{route['receiver']}`."),
             f"- **I1.** While `{inhibit['source']}` is firing for a service, suppress "
             + ", ".join(f"`{t}`" for t in inhibit["targets"]) + " for that same service only.",
         ]
     else:
         body = [
-            f"- **C1.** `{svc.name}` has no SLI records yet. Add them following our conventions "
-            "(see README.md).",
-            f"- **A1.** Onboard `{svc.name}` (SLO {alert['slo'] * 100:g}%) onto fast-burn "
-            "alerting, named and labelled as our conventions say, with the on-call policy's `for`.",
+            (f"- **C1.** `{svc.name}` has no SLI records yet. Add them following our conventions "
+            "(see README.md)."),
+            (f"- **A1.** Onboard `{svc.name}` (SLO {alert['slo'] * 100:g}%) onto fast-burn "
+            "alerting, named and labelled as our conventions say, with the on-call policy's `for`."),
             f"- **R1.** Team {route['team']} now owns `{svc.name}`; make sure its pages reach them.",
-            f"- **I1.** When `{svc.name}` is down, page once: its Down alert should mute its "
-            "burn-rate alert and `HighErrorRatio` for that service, and nothing else.",
+            (f"- **I1.** When `{svc.name}` is down, page once: its Down alert should mute its "
+            "burn-rate alert and `HighErrorRatio` for that service, and nothing else."),
         ]
     return "\n".join(head + body) + "\n"
 
