@@ -1,4 +1,4 @@
-"""The ``alertforge`` command: one subcommand per pipeline stage (DESIGN.md, "CLI contract").
+"""The ``alertforge`` command: one subcommand per pipeline stage of 3amBench Replay.
 
 Exit codes: 0 ok, 1 the thing checked failed, 2 bad input (a message on stderr naming the
 file and the problem; never a traceback).
@@ -32,8 +32,10 @@ def _cmd_grade(args) -> int:
         print(f"  {name:16} {value}")
     failed = [c for c in result["checks"] if c["passed"] is False]
     print(f"  checks failed: {len(failed)} of {len(result['checks'])}")
-    for check in failed[: args.show_failed]:
+    for check in failed[: max(0, args.show_failed)]:
         print(f"    {check['id']}: {check['detail']}")
+    if len(failed) > max(0, args.show_failed):
+        print(f"    ... and {len(failed) - max(0, args.show_failed)} more (--show-failed N, or --json)")
     return 0
 
 
@@ -91,6 +93,13 @@ def _cmd_generate(args) -> int:
     return 0
 
 
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("seed must be >= 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="alertforge", description=__doc__.splitlines()[0])
@@ -108,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     record = sub.add_parser("record", help="record one run of a policy on a task")
     record.add_argument("--task", required=True, help="task folder or task id")
     record.add_argument("--policy", required=True, help="oracle, nop or partial")
-    record.add_argument("--seed", type=int, default=0)
+    record.add_argument("--seed", type=_seed, default=0)
     record.add_argument("--out", default="runs")
     record.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
     record.add_argument("--fresh", action="store_true", help="discard a previous run of the same id")
@@ -150,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     except BadInput as err:
         print(f"alertforge: {err.path}: {err.problem}", file=sys.stderr)
         return 2
+    except RuntimeError as err:  # grader.promtool.GraderError, grader.routing.RoutingError
+        print(f"alertforge: grader error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("alertforge: interrupted", file=sys.stderr)
         return 130

@@ -12,6 +12,12 @@ import orjson
 from alertforge.errors import BadInput
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, fsync, rename.
 
@@ -24,6 +30,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
         data = data.encode("utf-8")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -84,6 +84,30 @@ def _remove_stale(out_dir: Path, written: dict[str, bytes]) -> None:
                 path.rmdir()
 
 
+SITE_MARKERS = {"data", "static", "index.html", "run.html", "README.md", ".gitattributes"}
+"""What an output folder may already hold: a previous export, a Space's README."""
+
+
+def _check_output_folder(out_dir: Path, run_dirs: list[Path]) -> None:
+    """Refuse an output folder that would mix the site into something else.
+
+    Raises BadInput for the filesystem root, a folder holding (or inside) the runs being
+    exported, or a non-empty folder that holds files a site export would not write.
+    """
+    resolved = out_dir.resolve()
+    if resolved == Path(resolved.anchor):
+        raise BadInput(out_dir, "refusing to export into the filesystem root")
+    for run_dir in run_dirs:
+        run_path = run_dir.resolve()
+        if resolved == run_path or resolved in run_path.parents or run_path in resolved.parents:
+            raise BadInput(out_dir, f"output folder overlaps the runs being exported ({run_dir})")
+    if out_dir.is_dir():
+        foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in SITE_MARKERS)
+        if foreign:
+            raise BadInput(out_dir, "output folder holds files that are not a site export: "
+                           + ", ".join(foreign[:5]) + " (choose an empty or new folder)")
+
+
 def export_site(run_dirs: list[Path], out_dir: Path, site_dir: Path | None = None) -> dict:
     """Export runs to a static site in ``out_dir``.
 
@@ -107,6 +131,7 @@ def export_site(run_dirs: list[Path], out_dir: Path, site_dir: Path | None = Non
     site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(out_dir, "output path exists and is not a folder")
+    _check_output_folder(out_dir, [Path(p) for p in run_dirs])
     files, run_count, task_count = build_site_files([Path(p) for p in run_dirs], site_dir)
     for relative, data in sorted(files.items()):
         target = out_dir / relative

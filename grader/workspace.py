@@ -126,8 +126,11 @@ def load_workspace(root: Path) -> Workspace:
     rule_files = []
     if rules_dir.is_dir():
         for path in sorted(rules_dir.rglob("*")):
-            if path.suffix in (".yml", ".yaml") and not path.is_symlink():
-                if path.is_dir():
+            if path.suffix in (".yml", ".yaml"):
+                if path.is_symlink():
+                    rule_files.append(RuleFile(path.relative_to(root).as_posix(),
+                                               error="is a symlink; rule files must be regular files"))
+                elif path.is_dir():
                     rule_files.append(RuleFile(path.relative_to(root).as_posix(),
                                                error="is a directory, expected a rule file"))
                 else:

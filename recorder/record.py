@@ -66,6 +66,8 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     calls = get_policy(policy)(task_dir, seed)
     meta = _task_meta(task_dir)
     run_id = run_id_for(meta["id"], policy, seed)
+    if Path(out).exists() and not Path(out).is_dir():
+        raise BadInput(out, "output path exists and is not a folder")
     run_dir = Path(out) / run_id
     journal = run_dir / "journal.jsonl"
     if run_dir.exists():
@@ -121,12 +123,16 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
             outcome = run_tool(workspace, name, arguments)
             extra = {}
             if outcome.changed:
-                result = grade(task_dir, workspace)
-                grade_s += result["timings"]["total_s"]
-                grades += 1
-                extra["grade"] = run_format.grade_summary(result, last_reward)
                 extra["changed_files"] = [outcome.changed]
-                last_reward = result["reward"]
+                try:
+                    result = grade(task_dir, workspace)
+                except RuntimeError as err:  # promtool/amtool failed in a way no check explains
+                    extra["grade_error"] = str(err)
+                else:
+                    grade_s += result["timings"]["total_s"]
+                    grades += 1
+                    extra["grade"] = run_format.grade_summary(result, last_reward)
+                    last_reward = result["reward"]
             if outcome.error:
                 extra["tool_error"] = True
             message = _describe(name, arguments)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from alertforge.errors import BadInput
+
 from recorder.record import record_run
 
 DEFAULT_POLICIES = ("oracle", "nop", "partial")
@@ -29,6 +31,8 @@ def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
     ``jobs`` worker processes (1: in this process). Raises the first worker's error.
     """
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BadInput(out, "output path exists and is not a folder")
     work = [(str(t), p, seed, str(out)) for t in task_dirs for p in policies]
     bar = tqdm(total=len(work), desc="recording", unit="run", disable=not progress)
     done: list[Path] = []

@@ -52,3 +52,36 @@ def test_grade_json_of_a_broken_workspace_reports_syntax_not_a_crash(tmp_path):
     files = {e["file"] for e in result["syntax_errors"]}
     assert {"rules/slo-alerts.yml", "alertmanager/alertmanager.yml"} <= files
     assert sorted(p.relative_to(ws) for p in ws.rglob("*")) == before
+
+
+def test_record_into_a_file_is_bad_input(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    out = cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(tmp_path / "afile"))
+    assert out.returncode == 2 and "not a folder" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_export_refuses_root_overlap_and_foreign_folders(tmp_path):
+    runs = tmp_path / "runs"
+    assert cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(runs)).returncode == 0
+    for out_dir in ("/", str(runs), str(next(runs.iterdir()))):
+        out = cli("export", str(runs), "--out", out_dir)
+        assert out.returncode == 2, out_dir
+    foreign = tmp_path / "home"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    out = cli("export", str(runs), "--out", str(foreign))
+    assert out.returncode == 2 and "notes.txt" in out.stderr
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+    site = tmp_path / "site"
+    assert cli("export", str(runs), "--out", str(site)).returncode == 0
+    assert (site / "index.html").stat().st_mode & 0o044 == 0o044  # readable by a web server
+
+
+def test_symlinked_rule_file_is_a_syntax_error(tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(TASK / "environment" / "monitoring", ws)
+    (ws / "rules" / "z.yml").symlink_to("/etc/passwd")
+    out = cli("grade", TASK.name, "--workspace", str(ws), "--json")
+    result = json.loads(out.stdout)
+    assert result["keys"]["syntax_ok"] == 0
+    assert any(e["file"] == "rules/z.yml" and "symlink" in e["message"] for e in result["syntax_errors"])
