@@ -5,13 +5,15 @@
 - ``nop``: looks and submits (the pristine repo, reward 0);
 - ``partial``: half the change requests plus one plausible mistake (seed spec, "partial").
 
-A policy is a function ``(task_dir, seed) -> list[(tool name, arguments)]``; the recorder
-executes and grades them.
+A reference policy is a function ``(task_dir, seed) -> list[(tool name, arguments)]``; an
+interactive one (an LLM agent) is an :class:`Agent` that decides each call from the last
+observation. The recorder drives both through the :class:`Agent` interface.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -101,3 +103,82 @@ def policy(name: str) -> Callable[[Path, int], list[ToolCall]]:
     if name not in POLICIES:
         raise BadInput(name, f"unknown policy; known: {', '.join(POLICIES)}")
     return POLICIES[name]
+
+
+@dataclass
+class Decision:
+    """One step an agent takes: a tool call, and what an LLM agent adds (message, reasoning, metrics).
+
+    ``metrics`` follows ATIF ``Metrics`` (prompt_tokens, completion_tokens, cost_usd, ...).
+    """
+
+    name: str
+    arguments: dict
+    message: str = ""
+    reasoning: str | None = None
+    metrics: dict | None = None
+    model: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class Agent:
+    """The recorder's view of a policy: it is told the task, then asked for one decision a step.
+
+    Subclasses implement :meth:`decide`; :meth:`resume` rebuilds state from the steps of an
+    interrupted run (default: count them). ``llm`` is True for agents whose steps are LLM
+    inferences (ATIF ``llm_call_count`` 1 and metrics allowed).
+    """
+
+    llm = False
+    model: str | None = None
+
+    def begin(self, task_dir: Path, instruction: str, seed: int) -> None:
+        """Called once before the first decision."""
+
+    def decide(self, last_output: str | None) -> Decision | None:
+        """The next tool call given the previous call's output (None: the run is over)."""
+        raise NotImplementedError
+
+    def resume(self, steps: list[dict]) -> None:
+        """Catch up with already recorded agent steps (ATIF step dicts) before deciding again."""
+
+
+class ScriptedAgent(Agent):
+    """A fixed list of calls (the reference policies), resumable by position."""
+
+    def __init__(self, calls: list[ToolCall]):
+        self.calls = calls
+        self.position = 0
+
+    def decide(self, last_output: str | None) -> Decision | None:
+        if self.position >= len(self.calls):
+            return None
+        name, arguments = self.calls[self.position]
+        self.position += 1
+        return Decision(name, arguments, message=_describe(name, arguments))
+
+    def resume(self, steps: list[dict]) -> None:
+        self.position = len(steps)
+
+
+def _describe(name: str, arguments: dict) -> str:
+    if name in ("read_file", "write_file"):
+        return f"{name} {arguments.get('path')}"
+    return name
+
+
+AGENT_FACTORIES: dict[str, Callable[[Path, int, dict], Agent]] = {}
+"""Interactive policies by name (e.g. ``llm``), registered by their modules: (task, seed, options)."""
+
+
+def make_agent(name: str, task_dir: Path, seed: int, options: dict | None = None) -> Agent:
+    """The agent for policy ``name``: a reference policy's script or a registered factory.
+
+    Raises BadInput naming the known policies for an unknown name.
+    """
+    if name in POLICIES:
+        return ScriptedAgent(POLICIES[name](task_dir, seed))
+    if name in AGENT_FACTORIES:
+        return AGENT_FACTORIES[name](task_dir, seed, options or {})
+    known = ", ".join([*POLICIES, *AGENT_FACTORIES])
+    raise BadInput(name, f"unknown policy; known: {known}")

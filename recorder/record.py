@@ -20,7 +20,7 @@ from alertforge.errors import BadInput
 from alertforge.files import read_json, write_json
 from grader.grade import grade
 from recorder import run_format
-from recorder.policies import policy as get_policy
+from recorder.policies import make_agent
 from recorder.tools import run_tool
 
 
@@ -56,14 +56,17 @@ def _append_journal(path: Path, step: dict) -> None:
 
 
 def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("runs"),
-               resume: bool = True) -> Path:
+               resume: bool = True, options: dict | None = None, max_steps: int = 60) -> Path:
     """Record ``policy`` on the task at ``task_dir``; returns the run folder.
+
+    ``options`` go to an interactive agent's factory (model, base URL, ...); at most
+    ``max_steps`` agent steps are taken.
 
     Raises:
         BadInput: unknown policy, or a task folder without its spec/catalog/solution.
     """
     task_dir = Path(task_dir).resolve()
-    calls = get_policy(policy)(task_dir, seed)
+    agent = make_agent(policy, task_dir, seed, options)
     meta = _task_meta(task_dir)
     run_id = run_id_for(meta["id"], policy, seed)
     if Path(out).exists() and not Path(out).is_dir():
@@ -85,7 +88,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     catalog = read_json(task_dir / "tests" / "checks.json")
     summary = {
         "version": run_format.RUN_VERSION, "run_id": run_id, "kind": "alerting",
-        "status": "running", "task": meta, "policy": policy, "seed": seed, "model": None,
+        "status": "running", "task": meta, "policy": policy, "seed": seed, "model": agent.model,
         "agent": {"name": run_format.AGENT_NAME, "version": run_format.__version__},
         "steps": 0, "final": None,
         "requirements": [{k: r[k] for k in ("id", "kind", "weight", "title")}
@@ -108,8 +111,9 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
             grade_info = (step.get("extra") or {}).get("grade")
             if grade_info:
                 last_reward = grade_info["reward"]
+        instruction = (task_dir / "instruction.md").read_text(encoding="utf-8")
+        agent.begin(task_dir, instruction, seed)
         if not steps:
-            instruction = (task_dir / "instruction.md").read_text(encoding="utf-8")
             result = grade(task_dir, workspace)
             grade_s += result["timings"]["total_s"]
             grades += 1
@@ -117,11 +121,20 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
             last_reward = initial["reward"]
             steps.append(run_format.user_step(instruction, initial))
             _append_journal(journal, steps[-1])
-        for index in range(len(steps) - 1, len(calls)):
-            name, arguments = calls[index]
-            step_id = index + 2
-            outcome = run_tool(workspace, name, arguments)
-            extra = {}
+        else:
+            agent.resume(steps[1:])
+        last_output = None
+        if len(steps) > 1:
+            last_output = steps[-1]["observation"]["results"][0]["content"]
+        finished = any(s.get("tool_calls") and s["tool_calls"][0]["function_name"] == "submit"
+                       for s in steps)
+        while not finished and len(steps) - 1 < max_steps:
+            decision = agent.decide(last_output)
+            if decision is None:
+                break
+            step_id = len(steps) + 1
+            outcome = run_tool(workspace, decision.name, decision.arguments)
+            extra = dict(decision.extra)
             if outcome.changed:
                 extra["changed_files"] = [outcome.changed]
                 try:
@@ -135,20 +148,16 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
                     last_reward = result["reward"]
             if outcome.error:
                 extra["tool_error"] = True
-            message = _describe(name, arguments)
-            steps.append(run_format.agent_step(step_id, name, arguments, outcome.output, message, extra))
+            steps.append(run_format.agent_step(
+                step_id, decision.name, decision.arguments, outcome.output, decision.message, extra,
+                llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
+                model=decision.model))
             _append_journal(journal, steps[-1])
             _write_state(run_dir, run_id, steps, summary, started, grade_s, grades, final=False)
-            if outcome.done:
-                break
+            last_output = outcome.output
+            finished = outcome.done
         _write_state(run_dir, run_id, steps, summary, started, grade_s, grades, final=True)
     return run_dir
-
-
-def _describe(name: str, arguments: dict) -> str:
-    if name in ("read_file", "write_file"):
-        return f"{name} {arguments.get('path')}"
-    return name
 
 
 def _final_grade(steps: list[dict]) -> dict | None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from tqdm import tqdm
 
 from alertforge.errors import BadInput
-
 from recorder.record import record_run
 
 DEFAULT_POLICIES = ("oracle", "nop", "partial")

@@ -57,17 +57,29 @@ def user_step(instruction: str, initial_grade: dict | None) -> dict:
 
 
 def agent_step(step_id: int, name: str, arguments: dict, output: str, message: str = "",
-               extra: dict | None = None) -> dict:
-    """One agent step: exactly one tool call and its observation (deterministic dispatch)."""
+               extra: dict | None = None, *, llm: bool = False, reasoning: str | None = None,
+               metrics: dict | None = None, model: str | None = None) -> dict:
+    """One agent step: exactly one tool call and its observation.
+
+    ``llm`` False marks a deterministic dispatch (ATIF ``llm_call_count`` 0, no metrics);
+    True one LLM inference, with optional ``reasoning``, ``metrics`` and ``model``.
+    """
     call_id = f"call_{step_id:04d}"
     step = {
         "step_id": step_id,
         "source": "agent",
         "message": message,
-        "llm_call_count": 0,
+        "llm_call_count": 1 if llm else 0,
         "tool_calls": [{"tool_call_id": call_id, "function_name": name, "arguments": arguments}],
         "observation": {"results": [{"source_call_id": call_id, "content": output}]},
     }
+    if llm:
+        if reasoning:
+            step["reasoning_content"] = reasoning
+        if metrics:
+            step["metrics"] = metrics
+        if model:
+            step["model_name"] = model
     if extra:
         step["extra"] = extra
     return step

@@ -382,7 +382,8 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
         "requirements": [
             {"id": r["id"], "kind": r["kind"], "weight": r["weight"], "title": r["title"],
              "targets": {k: r[k] for k in ("alert", "service", "records", "receiver", "source",
-                                           "targets", "reference_records") if k in r}}
+                                           "targets", "reference_records", "threshold", "for_s",
+                                           "labels", "slo", "windows", "team", "equal") if k in r}}
             for r in world.requirements
         ],
         "scenarios": [s.to_json() for s in scenarios.values()],
