@@ -136,10 +136,18 @@ class _Run:
         by_scenario: dict[str, list[dict]] = {}
         for check in checks:
             by_scenario.setdefault(check["probe"]["scenario"], []).append(check)
+        alert_witnesses: dict[str, set[tuple[str, str]]] = {}
+        for check in self.catalog["checks"]:
+            probe = check["probe"]
+            if probe["type"] == "annotation":
+                alert_witnesses.setdefault(probe["scenario"], set()).add(
+                    (probe["alert"], probe["eval_time"]))
+                by_scenario.setdefault(probe["scenario"], [])
 
-        def groups_for(selected):
+        def groups_for(selected, with_alert_witnesses=True):
             groups = []
             for scenario_id in sorted(selected):
+                witnesses = alert_witnesses.get(scenario_id, ()) if with_alert_witnesses else ()
                 tests = []
                 for check in selected[scenario_id]:
                     probe = check["probe"]
@@ -150,7 +158,10 @@ class _Run:
                         tests.append({"expr": promtool.tagged(_witness(probe), "witness", check["id"]),
                                       "eval_time": probe["eval_time"], "exp_samples": []})
                 groups.append({"name": scenario_id, "input_series": series.get(scenario_id, []),
-                               "promql_expr_test": tests})
+                               "promql_expr_test": tests,
+                               "alert_rule_test": [
+                                   {"eval_time": t, "alertname": a, "exp_alerts": []}
+                                   for a, t in sorted(witnesses)]})
             return groups
 
         variants = {"integrated": (self.valid_rules, by_scenario)}
@@ -176,22 +187,43 @@ class _Run:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(rule_file.text, encoding="utf-8")
                 paths.append(path)
-            text = promtool.test_file([p.relative_to(vdir) for p in paths], group_eval_order(files),
-                                      groups_for(selected), interval)
-            test_path = vdir / "test.yml"
-            test_path.write_text(text, encoding="utf-8")
-            jobs.append((variant, test_path))
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            outcomes = dict(zip([v for v, _ in jobs], pool.map(lambda j: _cached_run(j[1]), jobs)))
-        results: dict[str, dict] = {}
-        for variant, failures in outcomes.items():
-            by_id: dict[str, dict] = {}
+            groups = groups_for(selected, variant == "integrated")
+            for part, chunk in enumerate(_balance(groups, PROMTOOL_WORKERS)):
+                text = promtool.test_file([p.relative_to(vdir) for p in paths],
+                                          group_eval_order(files), chunk, interval)
+                test_path = vdir / f"test-{part}.yml"
+                test_path.write_text(text, encoding="utf-8")
+                jobs.append((variant, test_path))
+        with ThreadPoolExecutor(max_workers=PROMTOOL_WORKERS) as pool:
+            outcomes = list(pool.map(lambda job: _cached_run(job[1]), jobs))
+        results: dict[str, dict] = {variant: {} for variant, _ in jobs}
+        for (variant, _), failures in zip(jobs, outcomes):
             for failure in failures:
-                entry = by_id.setdefault(failure.check_id, {})
+                entry = results[variant].setdefault(failure.check_id, {})
                 entry[failure.kind] = failure
-            results[variant] = by_id
         self.timings["promtool_s"] = time.perf_counter() - started
         return results
+
+
+PROMTOOL_WORKERS = 2
+"""promtool processes run at once: the scenarios are split between them (one core each)."""
+
+
+def _balance(groups: list[dict], parts: int) -> list[list[dict]]:
+    """Split test groups into up to ``parts`` chunks of similar cost (horizon x tests), in order."""
+    def cost(group: dict) -> float:
+        horizon = max((promtool.duration_minutes(str(t["eval_time"]))
+                       for t in group["promql_expr_test"] + group.get("alert_rule_test", [])),
+                      default=0)
+        return horizon * (10 + len(group["promql_expr_test"]))
+
+    chunks: list[list[dict]] = [[] for _ in range(max(1, parts))]
+    loads = [0.0] * len(chunks)
+    for group in sorted(groups, key=cost, reverse=True):
+        lightest = loads.index(min(loads))
+        chunks[lightest].append(group)
+        loads[lightest] += cost(group)
+    return [sorted(c, key=lambda g: g["name"]) for c in chunks if c]
 
 
 _PROMTOOL_CACHE: dict[str, list] = {}
@@ -207,7 +239,7 @@ def _cached_run(test_path: Path) -> list:
     digest = hashlib.sha256()
     text = test_path.read_text(encoding="utf-8")
     digest.update(text.replace(str(test_path.parent), "").encode())
-    for path in sorted((test_path.parent / "rules").glob("*.yml")):
+    for path in sorted((test_path.parent / "rules").glob("*.yml")):  # the files it names
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     key = digest.hexdigest()
     if key not in _PROMTOOL_CACHE:
@@ -227,6 +259,15 @@ def _witness(probe: dict) -> str:
         return f'ALERTS{{alertname="{alert.group(1)}"}}'
     record = re.search(r"([a-zA-Z_:][a-zA-Z0-9_:]*\{[^}]*\})", expr.replace("count(", "", 1))
     return record.group(1) if record else expr
+
+
+def _chain_labels(probe: dict, rules: list[dict]) -> dict[str, str]:
+    """The labels an alert of the agent's rule carries: its static labels, alertname, service."""
+    rule = next((r for r in rules if r.get("alert") == probe["alert"]), {})
+    labels = {str(k): str(v) for k, v in (rule.get("labels") or {}).items()}
+    labels["alertname"] = probe["alert"]
+    labels.setdefault("service", probe["service"])
+    return labels
 
 
 def _fmt_labels(labels: dict[str, str], drop=("__name__", "alertname", "alertstate")) -> str:
@@ -292,19 +333,25 @@ def _service(probe: dict) -> str:
     return f"service={match.group(1)}" if match else "the service"
 
 
+def _quote(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
 def _reproduce_promql(check: dict, catalog: dict) -> str:
+    """A promtool test file that shows this check's result by hand (input series, time, expr)."""
     probe = check["probe"]
-    fragment = {
-        "rule_files": ["rules/*.yml  # the workspace's rule files"],
-        "evaluation_interval": catalog.get("evaluation_interval", "1m"),
-        "tests": [{
-            "interval": catalog.get("evaluation_interval", "1m"),
-            "input_series": catalog.get("input_series", {}).get(probe["scenario"], []),
-            "promql_expr_test": [{"expr": probe["expr"], "eval_time": probe["eval_time"],
-                                  "exp_samples": probe["exp_samples"]}],
-        }],
-    }
-    return "# promtool test rules repro.yml\n" + yaml.safe_dump(fragment, sort_keys=False, width=10_000)
+    interval = catalog.get("evaluation_interval", "1m")
+    lines = ["# promtool test rules repro.yml  (next to the workspace's rules/)",
+             "rule_files: ['rules/*.yml']", f"evaluation_interval: {interval}", "tests:",
+             f"- interval: {interval}", "  input_series:"]
+    for item in catalog.get("input_series", {}).get(probe["scenario"], []):
+        lines.append(f"  - series: {_quote(item['series'])}")
+        lines.append(f"    values: {_quote(item['values'])}")
+    expected = ", ".join(f"{{labels: {_quote(e['labels'])}, value: {e['value']}}}"
+                         for e in probe["exp_samples"])
+    lines += ["  promql_expr_test:", f"  - expr: {_quote(probe['expr'])}",
+              f"    eval_time: {probe['eval_time']}", f"    exp_samples: [{expected}]"]
+    return "\n".join(lines) + "\n"
 
 
 def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
@@ -399,11 +446,18 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
     alert_names = [r.get("alert") for r in rules if r.get("alert")]
     am = run.ws.alertmanager if run.am_path else None
 
-    route_checks = [c for c in checks if c["probe"]["type"] == "route"]
+    route_checks = [c for c in checks if c["probe"]["type"] == "route"
+                    or (c["probe"]["type"] == "route_chain"
+                        and any(r.get("alert") == c["probe"]["alert"] for r in rules))]
     resolved: list[list[str] | None] = [None] * len(route_checks)
     route_started = time.perf_counter()
     if run.am_path and route_checks:
-        resolved = routing.resolve_many(run.am_path, [c["probe"]["labels"] for c in route_checks])
+        label_sets = [c["probe"]["labels"] if c["probe"]["type"] == "route"
+                      else _chain_labels(c["probe"], rules) for c in route_checks]
+        try:
+            resolved = routing.resolve_many(run.am_path, label_sets)
+        except routing.RoutingError as err:
+            run.am_error = str(err)
     run.timings["amtool_s"] = time.perf_counter() - route_started
     routes = {c["id"]: r for c, r in zip(route_checks, resolved)}
 
@@ -436,6 +490,59 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
             if not passed:
                 detail = _promql_detail(check, entry)
             reproduce = _reproduce_promql(check, catalog)
+        elif kind == "static_label":
+            defined = [r for r in rules if r.get("alert") == probe["alert"]]
+            got = sorted({str((r.get("labels") or {}).get(probe["name"], "")) for r in defined})
+            passed = bool(defined) and got == [probe["value"]]
+            if not defined:
+                detail = f"expected rule {probe['alert']} with label {probe['name']}: {probe['value']}; got no such rule"
+            elif not passed:
+                shown = ", ".join(g or "(missing)" for g in got)
+                detail = f"expected label {probe['name']}: {probe['value']} on rule {probe['alert']}; got {shown}"
+        elif kind == "annotation":
+            key = f"{probe['alert']}@{int(probe['eval_time'].rstrip('m'))}m"
+            failure = promql_results.get("integrated", {}).get(key, {}).get("alert")
+            alerts = promtool.parse_alerts(failure.got) if failure else []
+            mine = [ann for labels, ann in alerts if labels.get("service") == probe["service"]]
+            at = f"at {probe['eval_time']} ({probe['scenario']})"
+            if not mine:
+                passed = False
+                detail = f"expected {probe['alert']} firing for service={probe['service']} {at} to read its annotations; got none firing"
+            else:
+                value = mine[0].get(probe["key"])
+                expect = probe["expect"]
+                if value is None or not value.strip():
+                    passed, detail = False, f"expected annotation {probe['key']}; got none"
+                elif "equals" in expect:
+                    passed = value == expect["equals"]
+                    detail = "" if passed else f"expected {probe['key']}={expect['equals']}; got {value}"
+                elif "contains" in expect:
+                    passed = expect["contains"] in value and "{{" not in value
+                    detail = "" if passed else (f"expected {probe['key']} to resolve to text naming "
+                                                f"{expect['contains']}; got {value!r}")
+                else:
+                    passed = True
+            reproduce = (f"# promtool alert_rule_test: eval_time {probe['eval_time']}, alertname "
+                         f"{probe['alert']}, scenario {probe['scenario']} (prints the annotations)")
+        elif kind == "route_chain":
+            defined = [r for r in rules if r.get("alert") == probe["alert"]]
+            got = routes.get(check["id"])
+            if not defined:
+                passed, score = False, 0.0
+                detail = f"expected rule {probe['alert']} to route its labels; got no such rule"
+            elif got is None:
+                passed, score = False, 0.0
+                detail = f"alertmanager.yml does not load: {run.am_error}"
+            else:
+                expected, got_set = set(probe["expect"]), set(got)
+                score = reward.jaccard(expected, got_set)
+                passed = score == 1.0
+                if not passed:
+                    detail = (f"routing the labels {probe['alert']} carries "
+                              f"{_fmt_labels(_chain_labels(probe, rules), drop=())}: expected "
+                              f"{sorted(expected)}; got {sorted(got_set)}")
+            reproduce = "amtool config routes test --config.file=alertmanager/alertmanager.yml " + \
+                " ".join(f"{k}={v}" for k, v in sorted(_chain_labels(probe, rules).items()))
         elif kind == "rule_count":
             count = alert_names.count(probe["name"])
             passed = count == probe["expect"]
@@ -542,13 +649,15 @@ def _score(run: _Run, catalog: dict, results: list[dict], variant_pass: dict,
         elif kind == "recording":
             q = reward.recording_q(values(items, {"Dup"}), values(items, {"Value", "Cardinality"}))
         elif kind == "route":
-            pos = [i.get("score", 0.0) for i in items if i["id"].split(".")[-1].startswith("positive")]
+            pos = [i.get("score", 0.0) for i in items
+                   if i["id"].split(".")[-1].startswith(("positive", "chain"))]
             neg = [1.0 if i["passed"] else 0.0 for i in items if i["id"].split(".")[-1].startswith("negative")]
             q = reward.route_q(pos, neg)
         elif kind == "inhibit":
-            sup = [1.0 if i["passed"] else 0.0 for i in items if ".suppressed." in i["id"]]
-            not_sup = [1.0 if i["passed"] else 0.0 for i in items if ".suppressed." not in i["id"]]
-            q = reward.inhibit_q(sup, not_sup)
+            def case(kind):
+                return [1.0 if i["passed"] else 0.0 for i in items if f".{kind}." in i["id"]]
+
+            q = reward.inhibit_q(case("suppressed"), case("not-suppressed"), case("bystander"))
         else:
             raise BadInput(run.task_dir / "tests" / "checks.json", f"unknown requirement kind {kind!r}")
         q = round(q, 6)

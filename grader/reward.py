@@ -7,7 +7,8 @@ is 1):
   and for burn-rate alerts q = 1/2 q(agent's SLI records) + 1/2 q(reference SLI records);
 - recording: q = dup * mean(Value u Cardinality);
 - route: q = mean over positives of Jaccard(expected, resolved) * mean over negatives of ok;
-- inhibit: q = mean(Suppressed) * mean(NotSuppressed).
+- inhibit: q = mean(Suppressed) * mean(NotSuppressed) * mean(Bystander) (bystanders: alerts the
+  rule is not about, while its source fires; see :func:`inhibit_q`).
 
 Then s_r = clip((q_r - q_pristine) / (1 - q_pristine), -0.25, 1),
 progress = max(0, (0.5 + 0.5 * preservation) * sum(w_r s_r) / sum(w_r)) with weights alert 3,
@@ -52,9 +53,15 @@ def route_q(positive_jaccard: list[float], negative_ok: list[float]) -> float:
     return mean(positive_jaccard) * mean(negative_ok)
 
 
-def inhibit_q(suppressed: list[float], not_suppressed: list[float]) -> float:
-    """q of an inhibit requirement."""
-    return mean(suppressed) * mean(not_suppressed)
+def inhibit_q(suppressed: list[float], not_suppressed: list[float],
+              bystander: list[float] | None = None) -> float:
+    """q of an inhibit requirement: mean(Suppressed) * mean(NotSuppressed) * mean(Bystander).
+
+    Bystander cases (the source fires; an alert the rule is not about must stay active) are
+    their own factor: with them folded into NotSuppressed, an inhibit-everything rule would
+    keep credit from not-suppressed cases that no rule keyed on the source can fail.
+    """
+    return mean(suppressed) * mean(not_suppressed) * mean(bystander or [])
 
 
 def jaccard(expected: set[str], got: set[str]) -> float:

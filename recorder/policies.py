@@ -91,10 +91,49 @@ def partial(task_dir: Path, seed: int) -> list[ToolCall]:
     return calls + [("submit", {})]
 
 
+def _mutation_context(task_dir: Path):
+    from recorder.mutations import context_from_spec
+
+    pristine_root = task_dir / "environment" / "monitoring"
+    pristine = {p.relative_to(pristine_root).as_posix(): p.read_text(encoding="utf-8")
+                for p in pristine_root.rglob("*") if p.is_file()}
+    return context_from_spec(read_json(task_dir / "tests" / "spec.json"), pristine)
+
+
+def _writes(task_dir: Path, files: dict[str, str]) -> list[ToolCall]:
+    order = {rel: i for i, rel in enumerate(WRITE_ORDER)}
+    ordered = sorted(files.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+    return _look(files, task_dir) + [("write_file", {"path": rel, "content": text})
+                                     for rel, text in ordered] + [("submit", {})]
+
+
+def mutant(task_dir: Path, seed: int) -> list[ToolCall]:
+    """The oracle's files with 1-3 seeded agent-style mistakes (recorder.mutations.MUTANTS)."""
+    from recorder.mutations import mutate
+
+    files, _ = mutate(_solution_files(task_dir), _mutation_context(task_dir), seed)
+    return _writes(task_dir, files)
+
+
+def adversary(kind: str) -> Callable[[Path, int], list[ToolCall]]:
+    """The policy ``adversary:<kind>``: the oracle's files with one attack applied."""
+    from recorder.mutations import ADVERSARIES
+
+    if kind not in ADVERSARIES:
+        raise BadInput(f"adversary:{kind}", f"unknown adversary; known: {', '.join(ADVERSARIES)}")
+    attack, _ = ADVERSARIES[kind]
+
+    def calls(task_dir: Path, seed: int) -> list[ToolCall]:
+        return _writes(task_dir, attack(_solution_files(task_dir), _mutation_context(task_dir)))
+
+    return calls
+
+
 POLICIES: dict[str, Callable[[Path, int], list[ToolCall]]] = {
     "oracle": oracle,
     "nop": nop,
     "partial": partial,
+    "mutant": mutant,
 }
 
 
@@ -178,7 +217,9 @@ def make_agent(name: str, task_dir: Path, seed: int, options: dict | None = None
     """
     if name in POLICIES:
         return ScriptedAgent(POLICIES[name](task_dir, seed))
+    if name.startswith("adversary:"):
+        return ScriptedAgent(adversary(name.split(":", 1)[1])(task_dir, seed))
     if name in AGENT_FACTORIES:
         return AGENT_FACTORIES[name](task_dir, seed, options or {})
-    known = ", ".join([*POLICIES, *AGENT_FACTORIES])
+    known = ", ".join([*POLICIES, "adversary:<kind>", *AGENT_FACTORIES])
     raise BadInput(name, f"unknown policy; known: {known}")

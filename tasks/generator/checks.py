@@ -16,6 +16,9 @@ from tasks.generator import promsim
 from tasks.generator.scenarios import Scenario, burn_scenarios, counters
 from tasks.generator.world import World, world_from_json
 
+AUDIT = "audit-log"
+"""The receiver every page is copied to (see tasks.generator.repo.AUDIT_RECEIVER)."""
+
 MARGIN = 2
 """Evaluation intervals (minutes) kept between a check and any crossing or edge."""
 
@@ -178,6 +181,32 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str
     for t in (80, 95):
         silent("other-fails", t, "Silent", f"Silent while another service fails ({t}m)",
                f"The alert is about {service}: another service's outage must not fire it")
+    for t in (60, 85):
+        silent("low-traffic", t, "Silent", f"Silent on very low traffic ({t}m)",
+               "A handful of requests at the usual error ratio is not a fast burn")
+    long_spike = _states(world, scenarios["long-spike"], req)
+    long_fire = max(_first(fire) or 10**6 for _, fire in long_spike.values()) + MARGIN + 1
+    fire("long-spike", long_fire, "Fire", f"Fires on a 25-minute burst ({long_fire}m)",
+         "A long enough burst burns the 1h budget too: it must page")
+
+    for name, value in sorted(req["labels"].items()):
+        catalog.add(f"{rid}.static-label.{name}", rid, "Label",
+                    f"The rule declares {name}: {value}",
+                    "Static labels on the rule are what routing sees before it ever fires",
+                    {"type": "static_label", "alert": alert, "name": name, "value": value})
+    annotations = req.get("annotations") or {}
+    for key, rule in sorted(annotations.items()):
+        expect = dict(rule)
+        if "equals" in expect:
+            label = f"Annotation {key} is {expect['equals']}"
+        elif "contains" in expect:
+            label = f"Annotation {key} resolves to text naming {expect['contains']}"
+        else:
+            label = f"Annotation {key} is present"
+        catalog.add(f"{rid}.annotation.{key}", rid, "Annotation", label,
+                    "On-call reads the annotations first; templates must resolve",
+                    {"type": "annotation", "scenario": "outage", "eval_time": f"{label_at}m",
+                     "alert": alert, "service": service, "key": key, "expect": expect})
 
 
 def _value_band(values: list[float | None], rel: float) -> tuple[float, float] | None:
@@ -224,11 +253,17 @@ def _route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | N
         positives.append({"alertname": alert_req["alert"], "service": service, **alert_req["labels"]})
     positives.append({"alertname": f"{world.service(service).camel}Down", "service": service,
                       "severity": "page", "team": team})
+    if alert_req is not None:
+        catalog.add(f"{rid}.route.chain", rid, "Route",
+                    f"The labels {alert_req['alert']} really carries reach {receiver}",
+                    "End to end: the agent's own alert rule's labels are routed, not the spec's",
+                    {"type": "route_chain", "alert": alert_req["alert"], "service": service,
+                     "expect": sorted([receiver, AUDIT])})
     for index, labels in enumerate(positives, 1):
         catalog.add(f"{rid}.route.positive{index}", rid, "Route",
-                    f"{labels['alertname']} reaches {receiver}",
-                    f"Team {team} is on call for {service}",
-                    {"type": "route", "labels": labels, "expect": [receiver]})
+                    f"{labels['alertname']} reaches {receiver} and the audit log",
+                    f"Team {team} is on call for {service}; every page is also audited",
+                    {"type": "route", "labels": labels, "expect": sorted([receiver, AUDIT])})
     for index, svc in enumerate([s for s in world.services if s.team != team], 1):
         labels = {"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page",
                   "team": svc.team}
@@ -250,11 +285,16 @@ def _inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict |
         cases.append((f"suppressed.{target}", f"{target} is muted while {req['source']} fires",
                       [source, {"alertname": target, "severity": severity, **base}], 1, True))
     first = req["targets"][0]
+    other = next(s for s in world.services if s.name != service)
+    other_down = {"alertname": f"{other.camel}Down", "severity": "page", "service": other.name,
+                  "team": other.team}
+    target_alert = {"alertname": first, "severity": "page", **base}
     cases += [
-        ("not-suppressed.no-source", f"{first} is not muted when {req['source']} is not firing",
-         [{"alertname": first, "severity": "page", **base}], 0, False),
-        ("not-suppressed.source", f"{req['source']} itself is not muted",
-         [source, {"alertname": first, "severity": "page", **base}], 0, False),
+        ("not-suppressed.reversed", f"{req['source']} itself stays active while {first} fires",
+         [target_alert, source], 1, False),
+        ("not-suppressed.other-down",
+         f"{first} for {service} is not muted when only {other.name} is down",
+         [other_down, target_alert], 1, False),
         ("bystander.other-service",
          f"HighErrorRatio for {bystander_svc.name} is not muted by {service}'s outage",
          [source, {"alertname": "HighErrorRatio", "severity": "ticket",
@@ -262,6 +302,10 @@ def _inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict |
         ("bystander.other-alert",
          f"{svc.camel}LatencyHigh is not muted (not a target)",
          [source, {"alertname": f"{svc.camel}LatencyHigh", "severity": "page", **base}], 1, False),
+        ("bystander.other-burn",
+         f"{other.camel}ErrorBudgetBurnFast for {other.name} is not muted by {service}'s outage",
+         [source, {"alertname": f"{other.camel}ErrorBudgetBurnFast", "severity": "page",
+                   "service": other.name, "team": other.team}], 1, False),
     ]
     for key, label, alerts, target, muted in cases:
         catalog.add(f"{rid}.inhibit.{key}", rid, "Inhibit", label,

@@ -12,6 +12,8 @@ import yaml
 from tasks.generator.world import SLI_FAMILIES, Service, World
 
 RUNBOOK_BASE = "https://runbooks.example.internal"
+AUDIT_RECEIVER = "audit-log"
+"""Every page is also copied here by the first route (``continue: true``)."""
 
 
 def dump_yaml(data: object) -> str:
@@ -109,11 +111,13 @@ def alertmanager_config(world: World, target: Service, routed: bool) -> dict:
     ``routed`` adds the oracle's route for the target's team and its inhibit rule.
     """
     receivers = [{"name": "default-slack",
-                  "webhook_configs": [{"url": "http://chatops.example.internal/hooks/alerts"}]}]
+                  "webhook_configs": [{"url": "http://chatops.example.internal/hooks/alerts"}]},
+                 {"name": AUDIT_RECEIVER,
+                  "webhook_configs": [{"url": "http://audit.example.internal/v1/pages"}]}]
     for team, receiver in sorted(world.teams.items()):
         receivers.append({"name": receiver, "webhook_configs": [
             {"url": f"http://pager.example.internal/v1/teams/{team}", "send_resolved": True}]})
-    routes = []
+    routes = [{"matchers": ['severity="page"'], "receiver": AUDIT_RECEIVER, "continue": True}]
     for svc in world.services:
         if svc.team == target.team:
             continue
@@ -208,7 +212,9 @@ def readme(world: World) -> str:
         "  annotations `summary`, `description` and `runbook_url`",
         f"  (`{RUNBOOK_BASE}/slo/<service>` for SLO alerts).",
         "- Alertmanager routes by the `team` label to the team's receiver `<team>-pager`;",
-        "  anything unrouted goes to `default-slack`.",
+        "  anything unrouted goes to `default-slack`. The first route copies every page",
+        f"  (`severity=\"page\"`) to `{AUDIT_RECEIVER}` and continues (`continue: true`), so a page",
+        "  reaches both the audit log and its team.",
         "- A service's `<Service>Down` alert inhibits its other alerts for the same service",
         "  only (`equal: [service]`), so an outage pages once.",
         "",

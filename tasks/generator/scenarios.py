@@ -8,6 +8,8 @@ evaluator reads and (b) the promtool ``input_series`` the grader replays.
 
 from __future__ import annotations
 
+import math
+import random
 from dataclasses import dataclass, field
 
 from tasks.generator.world import SLI_FAMILIES, Service, World
@@ -53,6 +55,30 @@ class Scenario:
         }
 
 
+DIURNAL_AMPLITUDE = 0.35
+"""Traffic swings +-35% over a day (a sine with a seeded start time)."""
+JITTER = 0.06
+"""Per 5-minute block, traffic varies by up to +-6% (seeded)."""
+
+
+def traffic_shape(world: World, scenario: Scenario, svc: Service) -> list[float]:
+    """Per-minute traffic multiplier: a diurnal sine from a seeded time of day, times jitter.
+
+    Both change every 5 minutes (so the input series compress into ``a+bxN`` runs).
+
+    Seeded by task, service and scenario, so the same task always replays the same traffic
+    and two seeds of a workflow do not.
+    """
+    rng = random.Random(f"{world.task_id}/{svc.name}/{scenario.id}/traffic")
+    start = rng.randrange(24 * 60)
+    blocks = [1 + rng.uniform(-JITTER, JITTER) for _ in range(scenario.horizon // 5 + 1)]
+    return [
+        round((1 + DIURNAL_AMPLITUDE * math.sin(2 * math.pi * (start + m - m % 5) / 1440))
+              * blocks[m // 5], 4)
+        for m in range(scenario.horizon)
+    ]
+
+
 @dataclass
 class Counters:
     """Per-pod counter samples of one service in one scenario (index = minute)."""
@@ -72,15 +98,24 @@ def counters(world: World, scenario: Scenario, svc: Service) -> tuple[Counters, 
     items: list[dict] = []
     errors: list[list[float | None]] = []
     totals: list[list[float | None]] = []
+    shape = traffic_shape(world, scenario, svc)
     for pod_index, rpm in enumerate(svc.requests_per_minute):
+        # Counters count whole requests, as real ones do: cumulative sums are floored, so each
+        # minute adds an integer and the error ratio over a window tracks the scenario's. Whole
+        # numbers also keep promtool's expanding notation exact (a+bxN is summed in float64).
         ok_values: list[float] = [0.0]
         err_values: list[float] = [0.0]
+        real_requests = real_errors = 0.0
         last = scenario.horizon if gone_at is None else gone_at
         for minute in range(last):
             ratio, traffic = scenario.ratio_and_traffic(svc, minute)
-            requests = rpm * traffic
-            err_values.append(round(err_values[-1] + requests * ratio, 6))
-            ok_values.append(round(ok_values[-1] + requests * (1 - ratio), 6))
+            before = math.floor(real_requests)
+            real_requests += rpm * traffic * shape[minute]
+            requests = math.floor(real_requests) - before
+            real_errors += requests * ratio
+            errors_total = float(math.floor(real_errors + 1e-9))
+            err_values.append(errors_total)
+            ok_values.append(float(math.floor(real_requests)) - errors_total)
         pod = f"{svc.name}-{pod_index}"
         base = f'service="{svc.name}",pod="{pod}"'
         for value_label, values in ((family["ok_value"], ok_values), (family["error_value"], err_values)):
@@ -109,6 +144,9 @@ def format_number(value: float) -> str:
 def expand_notation(values: list[float], stale: bool = False) -> str:
     """Samples as promtool's expanding notation: runs of equal steps become ``a+bxN``.
 
+    Runs are only compressed on exactly equal steps; with whole-number counters promtool's
+    float64 re-summing of ``a+bxN`` is exact, so it never sees a counter reset that is not there.
+
     ``[0, 5, 10, 15, 3]`` -> ``"0+5x3 3"``; a trailing ``stale`` marks the series gone.
     """
     parts: list[str] = []
@@ -117,10 +155,10 @@ def expand_notation(values: list[float], stale: bool = False) -> str:
         start = values[index]
         run = 0
         if index + 1 < len(values):
-            step = round(values[index + 1] - start, 6)
+            step = values[index + 1] - start
             while (
                 index + run + 1 < len(values)
-                and abs(round(values[index + run + 1] - values[index + run], 6) - step) < 1e-9
+                and values[index + run + 1] - values[index + run] == step
             ):
                 run += 1
         if run >= 2:
@@ -133,7 +171,31 @@ def expand_notation(values: list[float], stale: bool = False) -> str:
             index += 1
     if stale:
         parts.append("stale")
-    return " ".join(parts)
+    text = " ".join(parts)
+    if read_notation(text) != [*values, *([None] if stale else [])]:
+        raise ValueError(f"expanding notation does not round-trip: {text[:80]}...")
+    return text
+
+
+def read_notation(text: str) -> list[float | None]:
+    """Expand promtool's notation the way Prometheus does (``a+bxN``: N+1 values by repeated
+    float64 addition; ``stale`` -> None). Used to prove the written series round-trip."""
+    values: list[float | None] = []
+    for part in text.split():
+        if part == "stale":
+            values.append(None)
+            continue
+        if "x" not in part:
+            values.append(float(part))
+            continue
+        head, times = part.rsplit("x", 1)
+        cut = max(head.rfind("+"), head.rfind("-"))
+        start, step = float(head[:cut]), float(head[cut:])
+        value = start
+        for _ in range(int(times) + 1):
+            values.append(value)
+            value += step
+    return values
 
 
 def burn_scenarios(world: World, target: Service, threshold: float, other: Service) -> list[Scenario]:
@@ -141,7 +203,8 @@ def burn_scenarios(world: World, target: Service, threshold: float, other: Servi
 
     normal traffic; a sustained outage of the target and its recovery; steady error ratios
     just under (0.85x) and just over (1.15x) the threshold; a short spike that trips the 5m
-    window but not the 1h one; another service failing while the target is healthy.
+    window but not the 1h one, and a long one that burns the budget and must page; very low
+    traffic at the usual error ratio; another service failing while the target is healthy.
     """
     outage_ratio = min(0.9, max(0.3, round(threshold * 5, 4)))
     spike_ratio = min(1.0, round(threshold * 10, 4))
@@ -170,6 +233,18 @@ def burn_scenarios(world: World, target: Service, threshold: float, other: Servi
             f"{target.name} fails {spike_ratio:.0%} of requests for 3 minutes at 60m",
             90,
             phases={target.name: [Phase(60, 63, spike_ratio)]},
+        ),
+        Scenario(
+            "low-traffic",
+            f"{target.name} at 2% of its usual traffic with its usual error ratio",
+            90,
+            phases={target.name: [Phase(0, 90, target.baseline_error_ratio, 0.02)]},
+        ),
+        Scenario(
+            "long-spike",
+            f"{target.name} fails {spike_ratio:.0%} of requests for 25 minutes from 40m",
+            90,
+            phases={target.name: [Phase(40, 65, spike_ratio)]},
         ),
         Scenario(
             "other-fails",

@@ -181,6 +181,11 @@ def sample_slo_onboarding(task_id: str, tier: str, seed: int) -> World:
             "for_s": for_s,
             "labels": {"severity": "page", "team": target_team},
             "reference_records": True,
+            "annotations": {
+                "summary": {"present": True},
+                "description": {"contains": target.name},
+                "runbook_url": {"equals": f"https://runbooks.example.internal/slo/{target.name}"},
+            },
             "title": f"Fast-burn alert {alert_name} for {target.name} (SLO {slo})",
         },
         {
