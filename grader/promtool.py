@@ -10,6 +10,7 @@ grader error, never a silent pass or fail (DESIGN.md, "Grading facts").
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-PROMTOOL = "promtool"
-TIMEOUT_S = 120.0
+PROMTOOL = os.environ.get("ALERTFORGE_PROMTOOL", "promtool")
+"""The promtool binary (``ALERTFORGE_PROMTOOL`` overrides, e.g. to test a hanging one)."""
+TIMEOUT_S = float(os.environ.get("ALERTFORGE_PROMTOOL_TIMEOUT", "120"))
+"""Seconds a promtool run may take before the grade fails with a named error."""
 
 
 class GraderError(RuntimeError):
@@ -32,8 +35,9 @@ def version() -> str:
     return (out.stdout or out.stderr).splitlines()[0].strip()
 
 
-def check_rules(path: Path, timeout: float = 30.0) -> str | None:
+def check_rules(path: Path, timeout: float | None = None) -> str | None:
     """``promtool check rules FILE``: None when it loads, else promtool's message."""
+    timeout = min(30.0, TIMEOUT_S) if timeout is None else timeout
     try:
         out = subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True,
                              text=True, timeout=timeout, check=False)
@@ -190,12 +194,13 @@ def test_file(rule_files: list[Path], group_order: list[str], groups: list[dict]
     return json.dumps(doc, indent=1)  # JSON is YAML, and far faster to write than PyYAML's emitter
 
 
-def run_tests(test_path: Path, timeout: float = TIMEOUT_S) -> list[Failure]:
+def run_tests(test_path: Path, timeout: float | None = None) -> list[Failure]:
     """Run ``promtool test rules`` on one file and return its attributed failures.
 
     Raises:
         GraderError: promtool timed out, or printed something no check explains.
     """
+    timeout = TIMEOUT_S if timeout is None else timeout
     try:
         out = subprocess.run([PROMTOOL, "test", "rules", test_path.name], cwd=test_path.parent,
                              capture_output=True, text=True, timeout=timeout, check=False)
