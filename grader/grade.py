@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
+import shutil
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -69,6 +71,49 @@ def group_eval_order(rule_files: list[RuleFile]) -> list[str]:
         ordered.append(name)
         remaining.remove(name)
     return ordered
+
+
+def _names_read(exprs: list[str]) -> set[str]:
+    """Series and alert names an expression list reads (alertname="X" counts as alert X)."""
+    names: set[str] = set()
+    for expr in exprs:
+        names |= set(_TOKEN.findall(expr))
+        names |= set(re.findall(r'alertname=~?"([^"]+)"', expr))
+    return names
+
+
+def _prune(files: list[RuleFile], wanted: set[str]) -> list[RuleFile]:
+    """Keep only the rule groups the checks can see: those defining a wanted alert or record,
+    and, transitively, the groups recording what those read (all alerting groups when an
+    expression reads ALERTS). Rules interact only through recorded series and ALERTS, so
+    dropping the other groups changes no check's result; it only saves promtool's work.
+    """
+    entries = [(f, g) for f in files for g in f.groups if isinstance(g, dict)]
+    defines = []
+    reads = []
+    for _, group in entries:
+        rules = [r for r in group.get("rules") or [] if isinstance(r, dict)]
+        defines.append({str(r.get("alert") or r.get("record")) for r in rules})
+        reads.append(_names_read([str(r.get("expr") or "") for r in rules]))
+    keep = [False] * len(entries)
+    wanted = set(wanted)
+    changed = True
+    while changed:
+        changed = False
+        alerts_read = bool(wanted & {"ALERTS", "ALERTS_FOR_STATE"})
+        for index, (_, group) in enumerate(entries):
+            has_alerts = any("alert" in r for r in group.get("rules") or [] if isinstance(r, dict))
+            if not keep[index] and (defines[index] & wanted or (alerts_read and has_alerts)):
+                keep[index] = True
+                wanted |= reads[index]
+                changed = True
+    pruned = []
+    for rule_file in files:
+        groups = [g for (f, g), k in zip(entries, keep) if k and f is rule_file]
+        if groups:
+            pruned.append(RuleFile(rule_file.rel, groups=groups,
+                                   text=json.dumps({"groups": groups}, indent=1)))
+    return pruned
 
 
 def _strip_records(rule_file: RuleFile, names: set[str]) -> str:
@@ -182,6 +227,8 @@ class _Run:
             vdir = self.tmp / variant
             (vdir / "rules").mkdir(parents=True, exist_ok=True)
             paths = []
+            files = _prune(files, _names_read([c["probe"]["expr"] for cs in selected.values() for c in cs]
+                                              + [a for a, _ in set().union(*alert_witnesses.values())]))
             for index, rule_file in enumerate(files):
                 path = vdir / "rules" / f"{index:03d}.yml"
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -355,11 +402,12 @@ def _reproduce_promql(check: dict, catalog: dict) -> str:
 
 
 def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
-          pristine: dict[str, float] | None = None) -> dict:
+          pristine: dict[str, float] | None = None, keep: Path | None = None) -> dict:
     """Grade ``workspace`` (default: the task's pristine repo) against the task's catalog.
 
     ``pristine`` maps requirement id -> q of the pristine repo (computed, and cached per
-    task content, when not given). Returns the GradeResult dict of docs/formats.md.
+    task content, when not given). ``keep`` copies the grader's temporary files (rule
+    files, promtool test files) there before they are removed. Returns the GradeResult dict of docs/formats.md.
 
     Raises:
         BadInput: the task folder or workspace is missing or the catalog is malformed.
@@ -378,6 +426,8 @@ def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
         run = _Run(task_dir, catalog, ws, Path(tmp))
         run.check_syntax()
         result = _evaluate(run, catalog, pristine)
+        if keep is not None:  # the benchmark replays the generated files to measure the floor
+            shutil.copytree(tmp, keep, dirs_exist_ok=True)
     result["timings"] = {k: round(v, 4) for k, v in run.timings.items()}
     result["timings"]["total_s"] = round(time.perf_counter() - started, 4)
     return result
