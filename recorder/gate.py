@@ -151,6 +151,8 @@ def run_gate(task_dirs: list[Path], jobs: int = 2, progress: bool = True) -> lis
 
 def format_table(rows: list[GateRow]) -> str:
     """The gate's results as a fixed-width table, failures marked FAIL."""
+    if not rows:
+        return ""
     widths = [max(len(getattr(r, f)) for r in rows) for f in ("task", "case", "measured", "bound")]
     lines = []
     for r in rows:

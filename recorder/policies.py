@@ -23,7 +23,8 @@ from alertforge.files import read_json
 
 ToolCall = tuple[str, dict]
 
-WRITE_ORDER = ("rules/slo-recording.yml", "rules/slo-alerts.yml", "alertmanager/alertmanager.yml")
+WRITE_ORDER = ("rules/slo-recording.yml", "rules/slo-alerts.yml", "rules/service-health.yml",
+               "alertmanager/alertmanager.yml")
 
 
 def _solution_files(task_dir: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from tasks.generator import promsim
-from tasks.generator.scenarios import Scenario, burn_scenarios, counters
+from tasks.generator.scenarios import Scenario, alert_scenarios, counters
 from tasks.generator.world import World, world_from_json
 
 AUDIT = "audit-log"
@@ -55,15 +55,26 @@ class Catalog:
         )
 
 
-def _burn_condition(world: World, scenario: Scenario, req: dict, semantics: str) -> list[bool]:
+def _condition(world: World, scenario: Scenario, req: dict, semantics: str) -> list[bool]:
+    """The reference alert's condition per minute: what a correct rule's expression selects.
+
+    ``burn``: both the 1h and 5m error ratios over the threshold (SRE Workbook multiwindow);
+    ``ratio``: the error ratio over one window over the threshold.
+    """
     svc = world.service(req["service"])
     cnt, _ = counters(world, scenario, svc)
+    condition = req.get("condition") or {"type": "burn"}
     threshold = req["threshold"]
     cond = []
     for t in range(scenario.horizon + 1):
-        short = promsim.error_ratio(cnt.errors, cnt.totals, t, 5, semantics)
-        long = promsim.error_ratio(cnt.errors, cnt.totals, t, 60, semantics)
-        cond.append(promsim.gt(short, threshold) and promsim.gt(long, threshold))
+        if condition["type"] == "burn":
+            short = promsim.error_ratio(cnt.errors, cnt.totals, t, 5, semantics)
+            long = promsim.error_ratio(cnt.errors, cnt.totals, t, 60, semantics)
+            cond.append(promsim.gt(short, threshold) and promsim.gt(long, threshold))
+        else:
+            window = int(condition["window_min"])
+            ratio = promsim.error_ratio(cnt.errors, cnt.totals, t, window, semantics)
+            cond.append(promsim.gt(ratio, threshold))
     return cond
 
 
@@ -72,7 +83,7 @@ def _states(world: World, scenario: Scenario, req: dict) -> dict[str, tuple[list
     for_min = req["for_s"] // world.evaluation_interval_s
     out = {}
     for semantics in promsim.SEMANTICS:
-        cond = _burn_condition(world, scenario, req, semantics)
+        cond = _condition(world, scenario, req, semantics)
         out[semantics] = (cond, promsim.firing_states(cond, for_min))
     return out
 
@@ -94,15 +105,24 @@ def _first(values: list[bool], start: int = 0) -> int | None:
     return None
 
 
-def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str, Scenario]) -> None:
+def _alert_checks(catalog: Catalog, world: World, req: dict, all_scenarios: dict[str, Scenario],
+                  prefix: str = "") -> None:
+    """Fire, Timing, Silent, Dup, Label and Annotation checks of an alert or repair requirement.
+
+    The requirement's scenarios are ``all_scenarios[prefix + name]`` for the names of
+    :func:`tasks.generator.scenarios.alert_scenarios`.
+    """
     rid, alert, service = req["id"], req["alert"], req["service"]
+    scenarios = {name: all_scenarios[prefix + name] for name in
+                 ("normal", "outage", "under", "over", "spike", "long-spike", "low-traffic",
+                  "other-fails") if prefix + name in all_scenarios}
     for_min = req["for_s"] // world.evaluation_interval_s
     firing = _alerts(alert, service)
     anywhere = _alerts(alert)
 
     def promql(scenario: str, t: int, expr: str, expect: list) -> dict:
-        return {"type": "promql", "scenario": scenario, "eval_time": f"{t}m", "expr": expr,
-                "exp_samples": expect}
+        return {"type": "promql", "scenario": prefix + scenario, "eval_time": f"{t}m",
+                "expr": expr, "exp_samples": expect}
 
     def fire(scenario: str, t: int, family: str, label: str, note: str) -> None:
         states = _states(world, scenarios[scenario], req)
@@ -110,6 +130,10 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str
             raise CatalogError(f"{rid}: {scenario}@{t}m is not safely firing")
         catalog.add(f"{rid}.{family.lower()}.{scenario}@{t}m", rid, family, label, note,
                     promql(scenario, t, f"count({firing}) > bool 0", ONE))
+
+    def silent_for(scenario: str, t: int, expr: str, label: str, note: str) -> None:
+        catalog.add(f"{rid}.silent.{scenario}-others@{t}m", rid, "Silent", label, note,
+                    promql(scenario, t, expr, NONE))
 
     def silent(scenario: str, t: int, family: str, label: str, note: str) -> None:
         states = _states(world, scenarios[scenario], req)
@@ -124,25 +148,28 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str
 
     # Outage: silent before, not before `for` has elapsed, on time after it, firing, recovery.
     outage = _states(world, scenarios["outage"], req)
+    outage_end = max(p.end for p in scenarios["outage"].phases[service])
     true_at = max(_first(cond) for cond, _ in outage.values())
     fires_at = [_first(fire) for _, fire in outage.values()]
     if any(f is None for f in fires_at):
         raise CatalogError(f"{rid}: the outage never fires the reference alert")
     earliest, latest = min(fires_at), max(fires_at)
-    silent("outage", 55, "Silent", f"Silent before the {service} outage (55m)",
+    outage_start = min(p.start for p in scenarios["outage"].phases[service])
+    silent("outage", outage_start - 5, "Silent",
+           f"Silent before the {service} outage ({outage_start - 5}m)",
            "Normal traffic just before the outage must not page")
     not_before = (true_at + earliest) // 2
     if earliest - true_at >= 2 and all(cond[not_before] and not fire[not_before]
                                        for cond, fire in outage.values()):
         silent("outage", not_before, "Timing",
                f"Not firing at {not_before}m, before for: {for_min}m has elapsed",
-               f"The burn condition holds from about {true_at}m; an alert without for "
+               f"The condition holds from about {true_at}m; an alert without for "
                "(or with a shorter one) already fires here")
     fire("outage", latest + MARGIN, "Timing", f"Firing on time at {latest + MARGIN}m",
          f"The condition holds from about {true_at}m; with for: {for_min}m the alert must fire "
          f"by {latest}m")
-    steady = min(latest + 10, 97)
-    for t in sorted({steady, 97}):
+    steady = min(latest + 10, outage_end - 3)
+    for t in sorted({steady, outage_end - 3}):
         fire("outage", t, "Fire", f"Fires during the {service} outage ({t}m)",
              "A sustained outage burns the error budget fast: it must page")
         catalog.add(f"{rid}.dup.outage@{t}m", rid, "Dup",
@@ -157,7 +184,7 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str
                     promql("outage", label_at, f"count({_alerts(alert, service, **{name: value})}) > bool 0", ONE)
                     | {"witness": firing})
     recovered = None
-    for t in range(100, scenarios["outage"].horizon - MARGIN):
+    for t in range(outage_end, scenarios["outage"].horizon - MARGIN):
         if _stable(outage, t, False, scenarios["outage"].horizon):
             recovered = t
             break
@@ -177,10 +204,15 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str
              "A threshold set too high misses a real fast burn")
     for t in (62, 65, 70):
         silent("spike", t, "Silent", f"Silent through a 3-minute spike ({t}m)",
-               "The 1h window keeps a short spike from paging; a 5m-only alert fires here")
-    for t in (80, 95):
-        silent("other-fails", t, "Silent", f"Silent while another service fails ({t}m)",
-               f"The alert is about {service}: another service's outage must not fire it")
+               "A short spike is not an incident: the 1h window or the for keeps it quiet")
+    if "other-fails" in scenarios:
+        for t in (80, 95):
+            silent("other-fails", t, "Silent", f"Silent while another service fails ({t}m)",
+                   f"The alert is about {service}: another service's outage must not fire it")
+    if req.get("generic"):
+        silent_for("outage", steady, _alerts(alert).replace("}", f',service!="{service}"}}'),
+                   f"Only {service} fires during its outage ({steady}m)",
+                   "A rule for every service must not page for the healthy ones")
     for t in (60, 85):
         silent("low-traffic", t, "Silent", f"Silent on very low traffic ({t}m)",
                "A handful of requests at the usual error ratio is not a fast burn")
@@ -205,7 +237,7 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str
             label = f"Annotation {key} is present"
         catalog.add(f"{rid}.annotation.{key}", rid, "Annotation", label,
                     "On-call reads the annotations first; templates must resolve",
-                    {"type": "annotation", "scenario": "outage", "eval_time": f"{label_at}m",
+                    {"type": "annotation", "scenario": prefix + "outage", "eval_time": f"{label_at}m",
                      "alert": alert, "service": service, "key": key, "expect": expect})
 
 
@@ -384,15 +416,17 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
     reqs = {r["kind"]: r for r in world.requirements}
     alert_req = reqs.get("alert")
     scenarios: dict[str, Scenario] = {}
-    if alert_req is not None:
-        target = world.service(alert_req["service"])
-        other = next(s for s in world.services if s.name != target.name)
-        for scenario in burn_scenarios(world, target, alert_req["threshold"], other):
-            scenarios[scenario.id] = scenario
+    prefixes: dict[str, str] = {}
+    for req in world.requirements:
+        if req["kind"] in ("alert", "repair"):
+            prefix = "" if req is alert_req else f"{req['id']}-"
+            prefixes[req["id"]] = prefix
+            for scenario in alert_scenarios(world, req, prefix):
+                scenarios[scenario.id] = scenario
     touched: set[str] = set()
     for req in world.requirements:
-        if req["kind"] == "alert":
-            _alert_checks(catalog, world, req, scenarios)
+        if req["kind"] in ("alert", "repair"):
+            _alert_checks(catalog, world, req, scenarios, prefixes[req["id"]])
             touched.add(req["alert"])
         elif req["kind"] == "recording":
             _recording_checks(catalog, world, req, scenarios)

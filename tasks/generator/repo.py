@@ -82,6 +82,73 @@ HIGH_ERROR_RATIO = {
 }
 
 
+def high_error_ratio(defect: str | None) -> dict:
+    """HighErrorRatio as the repo ships it: correct (``None``) or with one seeded defect.
+
+    ``per-pod`` aggregates by pod as well (one ticket per replica); ``missing-for`` has no
+    ``for`` (flaps on every blip); ``threshold-low`` compares against 1% instead of 10%.
+    """
+    rule = dict(HIGH_ERROR_RATIO, labels=dict(HIGH_ERROR_RATIO["labels"]),
+                annotations=dict(HIGH_ERROR_RATIO["annotations"]))
+    if defect == "per-pod":
+        rule["expr"] = rule["expr"].replace("sum by (service)", "sum by (service, pod)")
+    elif defect == "missing-for":
+        del rule["for"]
+    elif defect == "threshold-low":
+        rule["expr"] = rule["expr"].replace("> 0.1", "> 0.01")
+    elif defect is not None:
+        raise ValueError(f"unknown defect {defect!r}")
+    return rule
+
+
+POSTMORTEMS = {
+    "per-pod": [
+        "During the {service} incident on-call got one HighErrorRatio ticket for every replica "
+        "and had to close them one by one.",
+        "A single {service} problem opened several identical HighErrorRatio tickets at once; the "
+        "only difference between them was which pod they named.",
+        "Ticket volume tripled during the {service} degradation: HighErrorRatio filed the same "
+        "problem again and again, once per instance.",
+    ],
+    "missing-for": [
+        "HighErrorRatio opened and closed a dozen tickets overnight for {service}; each time the "
+        "error ratio touched the threshold for a single evaluation.",
+        "The ticket queue filled with HighErrorRatio entries for {service} that resolved a minute "
+        "later. Nobody could tell the real incident from the blips.",
+        "{service} had a few seconds of errors during a deploy and HighErrorRatio ticketed it "
+        "immediately, then again at the next deploy, and the next.",
+    ],
+    "threshold-low": [
+        "HighErrorRatio has been firing for days on {service} although the service is healthy; "
+        "people have started to ignore it.",
+        "Every HighErrorRatio ticket this month for {service} was closed as 'no action needed': "
+        "the error ratio was well within normal.",
+        "On-call muted their HighErrorRatio notifications: it fires for {service} at error ratios "
+        "nobody considers a problem.",
+    ],
+}
+"""Symptoms, never the fix, with paraphrases per defect (seed spec, "Repairs and postmortems")."""
+
+
+def postmortem(world: World) -> str:
+    """The postmortem that reports the repair requirement's symptom."""
+    req = _req(world, "repair")
+    text = POSTMORTEMS[req["defect"]][world.seed % len(POSTMORTEMS[req["defect"]])]
+    return "\n".join([
+        f"# {req['postmortem']}: HighErrorRatio",
+        "",
+        "## What happened",
+        "",
+        text.format(service=req["service"]),
+        "",
+        "## Action items",
+        "",
+        "- Make HighErrorRatio behave; it should still open a ticket when a service serves "
+        "more than 10% errors for 10 minutes.",
+        "",
+    ])
+
+
 def pristine_files(world: World) -> dict[str, str]:
     """The monitoring repo before the change requests: path -> file text."""
     target = world.service(_req(world, "alert")["service"])
@@ -96,13 +163,19 @@ def pristine_files(world: World) -> dict[str, str]:
                                      300, {"severity": "page", "team": sibling.team}))
     if burn_rules:
         files["rules/slo-alerts.yml"] = dump_yaml({"groups": [{"name": "slo-burn", "rules": burn_rules}]})
-    files["rules/service-health.yml"] = dump_yaml({"groups": [{
-        "name": "service-health",
-        "rules": [down_alert(s) for s in world.services] + [HIGH_ERROR_RATIO],
-    }]})
+    files["rules/service-health.yml"] = service_health(world, _req(world, "repair")["defect"])
+    files[f"postmortems/{_req(world, 'repair')['postmortem']}.md"] = postmortem(world)
     files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, target, routed=False))
     files["README.md"] = readme(world)
     return files
+
+
+def service_health(world: World, defect: str | None) -> str:
+    """rules/service-health.yml: every service's Down alert and HighErrorRatio."""
+    return dump_yaml({"groups": [{
+        "name": "service-health",
+        "rules": [down_alert(s) for s in world.services] + [high_error_ratio(defect)],
+    }]})
 
 
 def alertmanager_config(world: World, target: Service, routed: bool) -> dict:
@@ -159,6 +232,7 @@ def solution_files(world: World) -> dict[str, str]:
     return {
         "rules/slo-recording.yml": dump_yaml(recording),
         "rules/slo-alerts.yml": dump_yaml(alerts_doc),
+        "rules/service-health.yml": service_health(world, None),
         "alertmanager/alertmanager.yml": dump_yaml(alertmanager_config(world, target, routed=True)),
     }
 
@@ -230,7 +304,10 @@ def readme(world: World) -> str:
 
 def instruction(world: World) -> str:
     """The task's instruction.md: explicit at easy, intent plus README conventions at medium."""
-    alert, rec, route, inhibit = (_req(world, k) for k in ("alert", "recording", "route", "inhibit"))
+    alert, rec, route, inhibit, repair = (
+        _req(world, k) for k in ("alert", "recording", "route", "inhibit", "repair"))
+    repair_line = (f"- **P1.** HighErrorRatio is misbehaving; see `postmortems/{repair['postmortem']}.md`. "
+                   "Fix the rule, keeping its purpose.")
     svc = world.service(alert["service"])
     head = [f"# {world.company}: change requests for the monitoring repo", "",
             "The repo is in `monitoring/`. Keep every rule, receiver, route and inhibit rule",
@@ -249,6 +326,7 @@ def instruction(world: World) -> str:
             f"`{route['receiver']}`."),
             f"- **I1.** While `{inhibit['source']}` is firing for a service, suppress "
             + ", ".join(f"`{t}`" for t in inhibit["targets"]) + " for that same service only.",
+            repair_line,
         ]
     else:
         body = [
@@ -259,6 +337,7 @@ def instruction(world: World) -> str:
             f"- **R1.** Team {route['team']} now owns `{svc.name}`; make sure its pages reach them.",
             (f"- **I1.** When `{svc.name}` is down, page once: its Down alert should mute its "
             "burn-rate alert and `HighErrorRatio` for that service, and nothing else."),
+            repair_line,
         ]
     return "\n".join(head + body) + "\n"
 

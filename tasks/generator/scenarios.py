@@ -253,3 +253,41 @@ def burn_scenarios(world: World, target: Service, threshold: float, other: Servi
             phases={other.name: [Phase(60, 100, 0.5)]},
         ),
     ]
+
+
+def ratio_scenarios(world: World, target: Service, threshold: float, prefix: str) -> list[Scenario]:
+    """Scenarios for a single-window error-ratio alert (a repair of an existing rule).
+
+    normal traffic; an outage of one service and its recovery; steady ratios just under
+    (0.85x) and over (1.15x) the threshold; a 3-minute spike that ``for`` must ride out; a
+    25-minute burst that must page; very low traffic at the usual error ratio.
+    """
+    name = target.name
+    return [
+        Scenario(prefix + "normal", "Normal traffic on every service", 100),
+        Scenario(prefix + "outage", f"{name} fails 30% of requests from 40m to 80m, then recovers",
+                 110, phases={name: [Phase(40, 80, 0.3)]}),
+        Scenario(prefix + "under", f"{name} steady at 0.85x the threshold", 90,
+                 phases={name: [Phase(0, 90, round(threshold * 0.85, 6))]}),
+        Scenario(prefix + "over", f"{name} steady at 1.15x the threshold", 90,
+                 phases={name: [Phase(0, 90, round(threshold * 1.15, 6))]}),
+        Scenario(prefix + "spike", f"{name} fails every request for 3 minutes at 60m", 90,
+                 phases={name: [Phase(60, 63, 1.0)]}),
+        Scenario(prefix + "long-spike", f"{name} fails every request for 25 minutes from 40m", 90,
+                 phases={name: [Phase(40, 65, 1.0)]}),
+        Scenario(prefix + "low-traffic", f"{name} at 2% of its usual traffic, usual error ratio", 90,
+                 phases={name: [Phase(0, 90, target.baseline_error_ratio, 0.02)]}),
+    ]
+
+
+def alert_scenarios(world: World, req: dict, prefix: str = "") -> list[Scenario]:
+    """The scenarios an alert or repair requirement is judged on, ids prefixed with ``prefix``."""
+    target = world.service(req["service"])
+    condition = req.get("condition") or {"type": "burn"}
+    if condition["type"] == "burn":
+        other = next(s for s in world.services if s.name != target.name)
+        scenarios = burn_scenarios(world, target, req["threshold"], other)
+        for scenario in scenarios:
+            scenario.id = prefix + scenario.id
+        return scenarios
+    return ratio_scenarios(world, target, req["threshold"], prefix)

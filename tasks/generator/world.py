@@ -39,6 +39,9 @@ SLI_FAMILIES = {
 BURN_FACTOR = 14.4
 """Fast-burn factor over 1h and 5m: 2% of a 30-day error budget in 1 hour (SRE Workbook, ch. 5)."""
 
+REPAIR_DEFECTS = ["per-pod", "missing-for", "threshold-low"]
+"""What is wrong with the pristine HighErrorRatio (seed spec, repairs): one per task, seeded."""
+
 RECORD_SHORT = "slo:sli_error:ratio_rate5m"
 RECORD_LONG = "slo:sli_error:ratio_rate1h"
 
@@ -146,6 +149,9 @@ def sample_slo_onboarding(task_id: str, tier: str, seed: int) -> World:
         svc.requests_per_minute = pods_traffic(svc.pods)
 
     receivers = {team: f"{team}-pager" for team in teams}
+    repair_service = services[1]
+    defect = rng.choice(REPAIR_DEFECTS)
+    postmortem = f"PM-{rng.randrange(1000, 9999)}"
     alert_name = f"{target.camel}ErrorBudgetBurnFast"
     down_name = f"{target.camel}Down"
     for_s = rng.choice([240, 300, 360])
@@ -180,6 +186,7 @@ def sample_slo_onboarding(task_id: str, tier: str, seed: int) -> World:
             "records": {"short": RECORD_SHORT, "long": RECORD_LONG},
             "for_s": for_s,
             "labels": {"severity": "page", "team": target_team},
+            "condition": {"type": "burn"},
             "reference_records": True,
             "annotations": {
                 "summary": {"present": True},
@@ -187,6 +194,22 @@ def sample_slo_onboarding(task_id: str, tier: str, seed: int) -> World:
                 "runbook_url": {"equals": f"https://runbooks.example.internal/slo/{target.name}"},
             },
             "title": f"Fast-burn alert {alert_name} for {target.name} (SLO {slo})",
+        },
+        {
+            "id": "P1",
+            "kind": "repair",
+            "weight": 3,
+            "alert": "HighErrorRatio",
+            "service": repair_service.name,
+            "generic": True,
+            "condition": {"type": "ratio", "window_min": 5},
+            "threshold": 0.1,
+            "for_s": 600,
+            "labels": {"severity": "ticket"},
+            "annotations": {"summary": {"present": True}},
+            "defect": defect,
+            "postmortem": postmortem,
+            "title": "Repair HighErrorRatio (see the postmortem)",
         },
         {
             "id": "R1",
