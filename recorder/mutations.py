@@ -45,25 +45,35 @@ def context_from_spec(spec: dict, pristine: Files) -> Context:
                    pristine=pristine)
 
 
-def _load(text: str):
-    return yaml.safe_load(text)
+MANIFEST = "__manifest__"
 
 
-def _dump(doc) -> str:
+def load_doc(text: str):
+    """Parse a YAML file; a PrometheusRule manifest is seen through its spec (``doc["groups"]``
+    is the manifest's ``spec.groups`` list itself, so edits land in the manifest)."""
+    doc = yaml.safe_load(text)
+    if isinstance(doc, dict) and doc.get("kind") == "PrometheusRule":
+        return {"groups": doc["spec"]["groups"], MANIFEST: doc}
+    return doc
+
+
+def dump_doc(doc) -> str:
+    if isinstance(doc, dict) and MANIFEST in doc:
+        doc = doc[MANIFEST]
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=200)
 
 
 def _edit_rule(files: Files, path: str, name: str, change: Callable[[dict], None]) -> Files:
-    doc = _load(files[path])
+    doc = load_doc(files[path])
     for group in doc["groups"]:
         for rule in group["rules"]:
             if rule.get("alert") == name or rule.get("record") == name:
                 change(rule)
-    return {**files, path: _dump(doc)}
+    return {**files, path: dump_doc(doc)}
 
 
 def _new_rule(files: Files, ctx: Context) -> dict:
-    doc = _load(files[RULES_ALERTS])
+    doc = load_doc(files[RULES_ALERTS])
     return next(r for g in doc["groups"] for r in g["rules"] if r.get("alert") == ctx.alert)
 
 
@@ -71,34 +81,34 @@ def _new_rule(files: Files, ctx: Context) -> dict:
 
 def duplicate_alert(files: Files, ctx: Context, rng: random.Random) -> Files:
     """The new alert pasted into a second group as well (it pages twice)."""
-    doc = _load(files[RULES_ALERTS])
+    doc = load_doc(files[RULES_ALERTS])
     rule = _new_rule(files, ctx)
     doc["groups"].append({"name": "slo-burn-copy", "rules": [dict(rule)]})
-    return {**files, RULES_ALERTS: _dump(doc)}
+    return {**files, RULES_ALERTS: dump_doc(doc)}
 
 
 def missing_by(files: Files, ctx: Context, rng: random.Random) -> Files:
     """The new SLI records aggregate with ``sum`` instead of ``sum by (service)``."""
-    doc = _load(files[RULES_RECORDS])
+    doc = load_doc(files[RULES_RECORDS])
     group = doc["groups"][-1]
     for rule in group["rules"]:
         rule["expr"] = rule["expr"].replace("sum by (service) ", "sum ")
-    return {**files, RULES_RECORDS: _dump(doc)}
+    return {**files, RULES_RECORDS: dump_doc(doc)}
 
 
 def missing_continue(files: Files, ctx: Context, rng: random.Random) -> Files:
     """The audit route loses ``continue: true``: pages stop there and never reach the team."""
-    doc = _load(files[AM])
+    doc = load_doc(files[AM])
     for route in doc["route"]["routes"]:
         route.pop("continue", None)
-    return {**files, AM: _dump(doc)}
+    return {**files, AM: dump_doc(doc)}
 
 
 def scratch_file(files: Files, ctx: Context, rng: random.Random) -> Files:
     """A draft copy of the alert left behind in rules/scratch.yml (no ``for``, no labels)."""
     rule = _new_rule(files, ctx)
     draft = {"alert": ctx.alert, "expr": rule["expr"]}
-    return {**files, "rules/scratch.yml": _dump({"groups": [{"name": "scratch", "rules": [draft]}]})}
+    return {**files, "rules/scratch.yml": dump_doc({"groups": [{"name": "scratch", "rules": [draft]}]})}
 
 
 def yaml_indent_slip(files: Files, ctx: Context, rng: random.Random) -> Files:
@@ -163,26 +173,26 @@ def rename(files: Files, ctx: Context) -> Files:
 
 def catch_all_route(files: Files, ctx: Context) -> Files:
     """Every alert goes to the team's pager (a first route with no matchers)."""
-    doc = _load(files[AM])
+    doc = load_doc(files[AM])
     doc["route"]["routes"].insert(0, {"receiver": ctx.receiver, "continue": True})
-    return {**files, AM: _dump(doc)}
+    return {**files, AM: dump_doc(doc)}
 
 
 def inhibit_all(files: Files, ctx: Context) -> Files:
     """While the Down alert fires, mute everything, everywhere."""
-    doc = _load(files[AM])
+    doc = load_doc(files[AM])
     doc["inhibit_rules"] = [r for r in doc.get("inhibit_rules", [])
                             if f'alertname="{ctx.inhibit_source}"' not in str(r.get("source_matchers"))]
     doc["inhibit_rules"].append({"source_matchers": [f'alertname="{ctx.inhibit_source}"'],
                                  "target_matchers": ['alertname=~".+"']})
-    return {**files, AM: _dump(doc)}
+    return {**files, AM: dump_doc(doc)}
 
 
 def receiver_nulling(files: Files, ctx: Context) -> Files:
     """The team's receiver keeps its name but loses its integrations (nobody is paged)."""
-    doc = _load(files[AM])
+    doc = load_doc(files[AM])
     doc["receivers"] = [{"name": r["name"]} if r["name"] == ctx.receiver else r for r in doc["receivers"]]
-    return {**files, AM: _dump(doc)}
+    return {**files, AM: dump_doc(doc)}
 
 
 def per_pod(files: Files, ctx: Context) -> Files:
@@ -216,35 +226,35 @@ def for_only_fix(files: Files, ctx: Context) -> Files:
 def delete_untouched(files: Files, ctx: Context) -> Files:
     """Deletes a rule nobody asked about (HighErrorRatio)."""
     path = "rules/service-health.yml"
-    doc = _load(files.get(path) or ctx.pristine[path])
+    doc = load_doc(files.get(path) or ctx.pristine[path])
     for group in doc["groups"]:
         group["rules"] = [r for r in group["rules"] if r.get("alert") != "HighErrorRatio"]
-    return {**files, path: _dump(doc)}
+    return {**files, path: dump_doc(doc)}
 
 
 def alerts_injection(files: Files, ctx: Context) -> Files:
     """A recording rule that writes ALERTS directly, faking a firing alert."""
-    doc = _load(files[RULES_RECORDS])
+    doc = load_doc(files[RULES_RECORDS])
     doc["groups"].append({"name": "inject", "rules": [{
         "record": "ALERTS",
         "expr": f'label_replace(vector(1), "service", "{ctx.service}", "", "")',
         "labels": {"alertname": ctx.alert, "alertstate": "firing"}}]})
-    return {**files, RULES_RECORDS: _dump(doc)}
+    return {**files, RULES_RECORDS: dump_doc(doc)}
 
 
 def input_shadowing(files: Files, ctx: Context) -> Files:
     """A recording rule that overwrites an input series the replay feeds in."""
-    doc = _load(files[RULES_RECORDS])
+    doc = load_doc(files[RULES_RECORDS])
     doc["groups"].append({"name": "shadow", "rules": [{
         "record": "grpc_server_handled_total", "expr": "vector(0)"}]})
-    return {**files, RULES_RECORDS: _dump(doc)}
+    return {**files, RULES_RECORDS: dump_doc(doc)}
 
 
 def group_interval_change(files: Files, ctx: Context) -> Files:
     """The alert's group evaluates every 10 minutes (shifts what the replay sees)."""
-    doc = _load(files[RULES_ALERTS])
+    doc = load_doc(files[RULES_ALERTS])
     doc["groups"][0]["interval"] = "10m"
-    return {**files, RULES_ALERTS: _dump(doc)}
+    return {**files, RULES_ALERTS: dump_doc(doc)}
 
 
 ADVERSARIES: dict[str, tuple[Callable[[Files, Context], Files], str]] = {

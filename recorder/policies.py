@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from alertforge.errors import BadInput
 from alertforge.files import read_json
 
@@ -68,7 +66,9 @@ def _new_alert(task_dir: Path) -> str:
 
 
 def _with_mistake(text: str, alert: str, seed: int) -> str:
-    doc = yaml.safe_load(text)
+    from recorder.mutations import dump_doc, load_doc
+
+    doc = load_doc(text)
     for group in doc.get("groups", []):
         for rule in group.get("rules", []):
             if rule.get("alert") == alert:
@@ -76,7 +76,7 @@ def _with_mistake(text: str, alert: str, seed: int) -> str:
                     rule.pop("for", None)  # pages before the condition has held
                 else:
                     rule["labels"]["severity"] = "warning"  # wrong severity
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=200)
+    return dump_doc(doc)
 
 
 def partial(task_dir: Path, seed: int) -> list[ToolCall]:

@@ -17,6 +17,10 @@ from recorder.record import record_run
 DEFAULT_POLICIES = ("oracle", "nop", "partial")
 
 
+DEMO_ADVERSARIES = ("adversary:always-fire", "adversary:catch-all-route", "adversary:inhibit-all")
+"""Adversaries the demo shows beside the reference policies (each fails its own requirement)."""
+
+
 def _one(job: tuple[str, str, int, str]) -> str:
     task_dir, policy, seed, out = job
     return str(record_run(Path(task_dir), policy, seed=seed, out=Path(out)))
@@ -24,15 +28,17 @@ def _one(job: tuple[str, str, int, str]) -> str:
 
 def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
                      policies: list[str] | tuple[str, ...] = DEFAULT_POLICIES,
-                     seed: int = 0, progress: bool = True) -> list[Path]:
+                     seed: int = 0, progress: bool = True, mutants: int = 0) -> list[Path]:
     """Record every policy on every task into ``out``; returns the run folders (sorted).
 
-    ``jobs`` worker processes (1: in this process). Raises the first worker's error.
+    ``mutants`` adds that many ``mutant`` runs per task (seeds 1..N, each 1-3 seeded
+    mistakes). ``jobs`` worker processes (1: in this process). Raises the first worker's error.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BadInput(out, "output path exists and is not a folder")
     work = [(str(t), p, seed, str(out)) for t in task_dirs for p in policies]
+    work += [(str(t), "mutant", n, str(out)) for t in task_dirs for n in range(1, mutants + 1)]
     bar = tqdm(total=len(work), desc="recording", unit="run", disable=not progress)
     done: list[Path] = []
     try:

@@ -245,7 +245,7 @@ def _value_band(values: list[float | None], rel: float) -> tuple[float, float] |
     if any(v is None for v in values):
         return None
     lo, hi = min(values), max(values)
-    return lo * (1 - rel), hi * (1 + rel)
+    return lo - abs(lo) * rel - 1e-9, hi + abs(hi) * rel + 1e-9
 
 
 def _recording_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str, Scenario]) -> None:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from alertforge.files import dump_json
-from tasks.generator import repo
+from tasks.generator import harbor, repo
 from tasks.generator.checks import derive_catalog
 from tasks.generator.world import World, sample_slo_onboarding
 
@@ -21,6 +21,8 @@ BUNDLED = [
     ("slo-onboarding", "easy", 2),
     ("slo-onboarding", "medium", 1),
     ("slo-onboarding", "medium", 2),
+    ("slo-onboarding", "hard", 1),
+    ("slo-onboarding", "hard", 2),
 ]
 """The bundled corpus: (workflow, tier, seed) in task-id order."""
 
@@ -57,6 +59,7 @@ def task_files(world: World) -> dict[str, bytes]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         files["tests/checks.json"] = dump_json(derive_catalog(spec, Path(tmp)))
+    files.update(harbor.harbor_files(files))  # last: checksums cover the tests files above
     return files
 
 
@@ -95,4 +98,5 @@ def generate(out: Path, master_seed: int | None = None) -> list[Path]:
         tid = task_id(index, workflow, tier, seed)
         world = sample_world(tid, workflow, tier, seed)
         written.append(write_task(out, tid, task_files(world)))
+    harbor.write_corpus_files(out, written)  # registry.json, manifest.jsonl
     return written

@@ -7,6 +7,9 @@ Workbook ch. 5), one receiver per team, routes by the ``team`` label, inhibit ru
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import yaml
 
 from tasks.generator.world import SLI_FAMILIES, Service, World
@@ -103,28 +106,28 @@ def high_error_ratio(defect: str | None) -> dict:
 
 POSTMORTEMS = {
     "per-pod": [
-        "During the {service} incident on-call got one HighErrorRatio ticket for every replica "
-        "and had to close them one by one.",
-        "A single {service} problem opened several identical HighErrorRatio tickets at once; the "
-        "only difference between them was which pod they named.",
-        "Ticket volume tripled during the {service} degradation: HighErrorRatio filed the same "
-        "problem again and again, once per instance.",
+        ("During the {service} incident on-call got one HighErrorRatio ticket for every replica "
+        "and had to close them one by one."),
+        ("A single {service} problem opened several identical HighErrorRatio tickets at once; the "
+        "only difference between them was which pod they named."),
+        ("Ticket volume tripled during the {service} degradation: HighErrorRatio filed the same "
+        "problem again and again, once per instance."),
     ],
     "missing-for": [
-        "HighErrorRatio opened and closed a dozen tickets overnight for {service}; each time the "
-        "error ratio touched the threshold for a single evaluation.",
-        "The ticket queue filled with HighErrorRatio entries for {service} that resolved a minute "
-        "later. Nobody could tell the real incident from the blips.",
-        "{service} had a few seconds of errors during a deploy and HighErrorRatio ticketed it "
-        "immediately, then again at the next deploy, and the next.",
+        ("HighErrorRatio opened and closed a dozen tickets overnight for {service}; each time the "
+        "error ratio touched the threshold for a single evaluation."),
+        ("The ticket queue filled with HighErrorRatio entries for {service} that resolved a minute "
+        "later. Nobody could tell the real incident from the blips."),
+        ("{service} had a few seconds of errors during a deploy and HighErrorRatio ticketed it "
+        "immediately, then again at the next deploy, and the next."),
     ],
     "threshold-low": [
-        "HighErrorRatio has been firing for days on {service} although the service is healthy; "
-        "people have started to ignore it.",
-        "Every HighErrorRatio ticket this month for {service} was closed as 'no action needed': "
-        "the error ratio was well within normal.",
-        "On-call muted their HighErrorRatio notifications: it fires for {service} at error ratios "
-        "nobody considers a problem.",
+        ("HighErrorRatio has been firing for days on {service} although the service is healthy; "
+        "people have started to ignore it."),
+        ("Every HighErrorRatio ticket this month for {service} was closed as 'no action needed': "
+        "the error ratio was well within normal."),
+        ("On-call muted their HighErrorRatio notifications: it fires for {service} at error ratios "
+        "nobody considers a problem."),
     ],
 }
 """Symptoms, never the fix, with paraphrases per defect (seed spec, "Repairs and postmortems")."""
@@ -143,10 +146,45 @@ def postmortem(world: World) -> str:
         "",
         "## Action items",
         "",
-        "- Make HighErrorRatio behave; it should still open a ticket when a service serves "
-        "more than 10% errors for 10 minutes.",
+        ("- Make HighErrorRatio behave; it should still open a ticket when a service serves "
+        "more than 10% errors for 10 minutes."),
         "",
     ])
+
+
+NEIGHBOURS = Path(__file__).parent / "neighbours"
+"""Real community rule files (awesome-prometheus-alerts, CC BY 4.0) shipped as untouched neighbours."""
+
+DECOY_POSTMORTEMS = [
+    ("Webhook relay outage", ("Pages were delayed by 20 minutes while the chatops webhook relay "
+     "was down. The vendor fixed the relay; no alerting change was needed.")),
+    ("Certificate expiry", ("An internal certificate expired over the weekend. It was renewed and "
+     "automated renewal was turned on; the alerts behaved as intended.")),
+    ("Disk pressure on a build agent", ("A build agent ran out of disk. Cleanup jobs were added; "
+     "the alert fired on time and reached the right team.")),
+]
+"""Postmortems about incidents the alerting handled fine: reading them finds nothing to fix."""
+
+
+def rules_file(world: World, groups: list[dict], name: str) -> str:
+    """A rule file in the repo's format: plain ``groups:`` or a PrometheusRule manifest."""
+    if world.rules_format == "PrometheusRule":
+        return dump_yaml({
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": {"name": name, "namespace": "monitoring",
+                         "labels": {"prometheus": "k8s", "role": "alert-rules"}},
+            "spec": {"groups": groups},
+        })
+    return dump_yaml({"groups": groups})
+
+
+def rule_groups(text: str) -> list[dict]:
+    """The groups of a rule file in either format."""
+    doc = yaml.safe_load(text) or {}
+    if doc.get("kind") == "PrometheusRule":
+        doc = doc.get("spec") or {}
+    return list(doc.get("groups") or [])
 
 
 def pristine_files(world: World) -> dict[str, str]:
@@ -154,17 +192,28 @@ def pristine_files(world: World) -> dict[str, str]:
     target = world.service(_req(world, "alert")["service"])
     http = [s for s in world.services if s.family == "http"]
     sibling = http[0]
+    repair = _req(world, "repair")
     files: dict[str, str] = {}
-    files["rules/slo-recording.yml"] = dump_yaml(
-        {"groups": [{"name": "sli-http", "rules": sli_records("http", "")}]})
+    files["rules/slo-recording.yml"] = rules_file(
+        world, [{"name": "sli-http", "rules": sli_records("http", "")}], "slo-recording")
     burn_rules = []
-    if world.tier in ("easy", "medium"):
+    if world.tier in ("easy", "medium"):  # hard has no healthy sibling to copy
         burn_rules.append(burn_alert(sibling, f"{sibling.camel}ErrorBudgetBurnFast", sibling.slo,
                                      300, {"severity": "page", "team": sibling.team}))
-    if burn_rules:
-        files["rules/slo-alerts.yml"] = dump_yaml({"groups": [{"name": "slo-burn", "rules": burn_rules}]})
-    files["rules/service-health.yml"] = service_health(world, _req(world, "repair")["defect"])
-    files[f"postmortems/{_req(world, 'repair')['postmortem']}.md"] = postmortem(world)
+    files["rules/slo-alerts.yml"] = rules_file(world, [{"name": "slo-burn", "rules": burn_rules}],
+                                               "slo-alerts")
+    files["rules/service-health.yml"] = service_health(world, repair["defect"])
+    if world.tier != "hard":  # hard: a defect with no postmortem, among decoys
+        files[f"postmortems/{repair['postmortem']}.md"] = postmortem(world)
+    if world.tier in ("medium", "hard"):
+        rng = random.Random(f"{world.task_id}/decoys")
+        count = 1 if world.tier == "medium" else 2
+        for title, text in rng.sample(DECOY_POSTMORTEMS, count):
+            number = rng.randrange(1000, 9999)
+            files[f"postmortems/PM-{number}.md"] = (
+                f"# PM-{number}: {title}\n\n## What happened\n\n{text}\n")
+    for neighbour in sorted(NEIGHBOURS.glob("*.yml")):
+        files[f"rules/{neighbour.name}"] = neighbour.read_text(encoding="utf-8")
     files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, target, routed=False))
     files["README.md"] = readme(world)
     return files
@@ -172,10 +221,10 @@ def pristine_files(world: World) -> dict[str, str]:
 
 def service_health(world: World, defect: str | None) -> str:
     """rules/service-health.yml: every service's Down alert and HighErrorRatio."""
-    return dump_yaml({"groups": [{
+    return rules_file(world, [{
         "name": "service-health",
         "rules": [down_alert(s) for s in world.services] + [high_error_ratio(defect)],
-    }]})
+    }], "service-health")
 
 
 def alertmanager_config(world: World, target: Service, routed: bool) -> dict:
@@ -223,15 +272,15 @@ def solution_files(world: World) -> dict[str, str]:
     pristine = pristine_files(world)
     alert = _req(world, "alert")
     target = world.service(alert["service"])
-    recording = yaml.safe_load(pristine["rules/slo-recording.yml"])
-    recording["groups"].append({"name": f"sli-{target.name}",
-                                "rules": sli_records("grpc", f'service="{target.name}"')})
-    alerts_doc = yaml.safe_load(pristine.get("rules/slo-alerts.yml", "groups: [{name: slo-burn, rules: []}]"))
-    alerts_doc["groups"][0]["rules"].append(
+    recording = rule_groups(pristine["rules/slo-recording.yml"])
+    recording.append({"name": f"sli-{target.name}",
+                      "rules": sli_records("grpc", f'service="{target.name}"')})
+    alerts = rule_groups(pristine["rules/slo-alerts.yml"])
+    alerts[0]["rules"].append(
         burn_alert(target, alert["alert"], alert["slo"], alert["for_s"], alert["labels"]))
     return {
-        "rules/slo-recording.yml": dump_yaml(recording),
-        "rules/slo-alerts.yml": dump_yaml(alerts_doc),
+        "rules/slo-recording.yml": rules_file(world, recording, "slo-recording"),
+        "rules/slo-alerts.yml": rules_file(world, alerts, "slo-alerts"),
         "rules/service-health.yml": service_health(world, None),
         "alertmanager/alertmanager.yml": dump_yaml(alertmanager_config(world, target, routed=True)),
     }
@@ -326,6 +375,19 @@ def instruction(world: World) -> str:
             f"`{route['receiver']}`."),
             f"- **I1.** While `{inhibit['source']}` is firing for a service, suppress "
             + ", ".join(f"`{t}`" for t in inhibit["targets"]) + " for that same service only.",
+            repair_line,
+        ]
+    elif world.tier == "hard":
+        repair_line = ("- **P1.** On-call says one of the existing ticket alerts misbehaves. Find it "
+                       "and fix it, keeping its purpose.")
+        body = [
+            (f"- **A1.** Page {route['team']} when `{svc.name}` is burning its error budget fast "
+            f"(SLO {alert['slo'] * 100:g}%)."),
+            (f"- **C1.** Whatever that alert needs to measure `{svc.name}` belongs in the repo as "
+            "recording rules, like the other services have."),
+            f"- **R1.** {route['team'].capitalize()} now owns `{svc.name}`.",
+            (f"- **I1.** When `{svc.name}` is down, its other alerts should stay quiet; nothing else "
+            "should be muted."),
             repair_line,
         ]
     else:

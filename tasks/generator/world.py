@@ -82,6 +82,7 @@ class World:
     teams: dict[str, str]  # team -> receiver name
     requirements: list[dict] = field(default_factory=list)
     evaluation_interval_s: int = 60
+    rules_format: str = "plain"  # or "PrometheusRule" (monitoring.coreos.com/v1 manifests)
 
     def service(self, name: str) -> Service:
         """The service called ``name`` (KeyError if the world has none)."""
@@ -163,6 +164,7 @@ def sample_slo_onboarding(task_id: str, tier: str, seed: int) -> World:
         company=company,
         services=services,
         teams=receivers,
+        rules_format="PrometheusRule" if tier == "hard" and seed % 2 == 1 else "plain",
     )
     world.requirements = [
         {
@@ -253,6 +255,7 @@ def world_from_json(spec: dict) -> World:
             teams=dict(spec["teams"]),
             requirements=list(spec["requirements"]),
             evaluation_interval_s=int(spec.get("evaluation_interval_s", 60)),
+            rules_format=spec.get("rules_format", "plain"),
         )
     except (KeyError, TypeError) as err:
         raise ValueError(f"world spec is missing or has a bad field: {err}") from None
