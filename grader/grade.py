@@ -83,33 +83,37 @@ def _names_read(exprs: list[str]) -> set[str]:
 
 
 def _prune(files: list[RuleFile], wanted: set[str]) -> list[RuleFile]:
-    """Keep only the rule groups the checks can see: those defining a wanted alert or record,
-    and, transitively, the groups recording what those read (all alerting groups when an
+    """Keep only the rules the checks can see: those defining a wanted alert or record and,
+    transitively, the rules recording what those read (every alerting rule when a kept
     expression reads ALERTS). Rules interact only through recorded series and ALERTS, so
-    dropping the other groups changes no check's result; it only saves promtool's work.
+    dropping the others changes no check's result; it only saves promtool's work. Kept rules
+    stay in their groups, in their order.
     """
-    entries = [(f, g) for f in files for g in f.groups if isinstance(g, dict)]
-    defines = []
-    reads = []
-    for _, group in entries:
-        rules = [r for r in group.get("rules") or [] if isinstance(r, dict)]
-        defines.append({str(r.get("alert") or r.get("record")) for r in rules})
-        reads.append(_names_read([str(r.get("expr") or "") for r in rules]))
-    keep = [False] * len(entries)
+    rules = [(fi, gi, ri, r) for fi, f in enumerate(files) for gi, g in enumerate(f.groups)
+             if isinstance(g, dict) for ri, r in enumerate(g.get("rules") or []) if isinstance(r, dict)]
+    keep: set[tuple[int, int, int]] = set()
     wanted = set(wanted)
     changed = True
     while changed:
         changed = False
         alerts_read = bool(wanted & {"ALERTS", "ALERTS_FOR_STATE"})
-        for index, (_, group) in enumerate(entries):
-            has_alerts = any("alert" in r for r in group.get("rules") or [] if isinstance(r, dict))
-            if not keep[index] and (defines[index] & wanted or (alerts_read and has_alerts)):
-                keep[index] = True
-                wanted |= reads[index]
+        for fi, gi, ri, rule in rules:
+            if (fi, gi, ri) in keep:
+                continue
+            name = str(rule.get("alert") or rule.get("record"))
+            if name in wanted or (alerts_read and "alert" in rule):
+                keep.add((fi, gi, ri))
+                wanted |= _names_read([str(rule.get("expr") or "")])
                 changed = True
     pruned = []
-    for rule_file in files:
-        groups = [g for (f, g), k in zip(entries, keep) if k and f is rule_file]
+    for fi, rule_file in enumerate(files):
+        groups = []
+        for gi, group in enumerate(rule_file.groups):
+            if not isinstance(group, dict):
+                continue
+            kept = [r for ri, r in enumerate(group.get("rules") or []) if (fi, gi, ri) in keep]
+            if kept:
+                groups.append({**group, "rules": kept})
         if groups:
             pruned.append(RuleFile(rule_file.rel, groups=groups,
                                    text=json.dumps({"groups": groups}, indent=1)))
@@ -224,21 +228,22 @@ class _Run:
         for variant, (files, selected) in variants.items():
             if not selected:
                 continue
-            vdir = self.tmp / variant
-            (vdir / "rules").mkdir(parents=True, exist_ok=True)
-            paths = []
-            files = _prune(files, _names_read([c["probe"]["expr"] for cs in selected.values() for c in cs]
-                                              + [a for a, _ in set().union(*alert_witnesses.values())]))
-            for index, rule_file in enumerate(files):
-                path = vdir / "rules" / f"{index:03d}.yml"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(rule_file.text, encoding="utf-8")
-                paths.append(path)
             groups = groups_for(selected, variant == "integrated")
-            for part, chunk in enumerate(_balance(groups, PROMTOOL_WORKERS)):
-                text = promtool.test_file([p.relative_to(vdir) for p in paths],
-                                          group_eval_order(files), chunk, interval)
-                test_path = vdir / f"test-{part}.yml"
+            for part, chunk in enumerate(_chunks(groups, PROMTOOL_WORKERS)):
+                cdir = self.tmp / variant / f"part-{part}"
+                (cdir / "rules").mkdir(parents=True, exist_ok=True)
+                exprs = [t["expr"] for g in chunk for t in g["promql_expr_test"]]
+                exprs += [t["alertname"] for g in chunk for t in g.get("alert_rule_test", [])]
+                # a check reading ALERTS{alertname="X"} needs X's group, not every alerting group
+                chunk_files = _prune(files, _names_read(exprs) - {"ALERTS", "ALERTS_FOR_STATE"})
+                paths = []
+                for index, rule_file in enumerate(chunk_files):
+                    path = cdir / "rules" / f"{index:03d}.yml"
+                    path.write_text(rule_file.text, encoding="utf-8")
+                    paths.append(path)
+                text = promtool.test_file([p.relative_to(cdir) for p in paths],
+                                          group_eval_order(chunk_files), chunk, interval)
+                test_path = cdir / "test.yml"
                 test_path.write_text(text, encoding="utf-8")
                 jobs.append((variant, test_path))
         with ThreadPoolExecutor(max_workers=PROMTOOL_WORKERS) as pool:
@@ -271,6 +276,24 @@ def _balance(groups: list[dict], parts: int) -> list[list[dict]]:
         chunks[lightest].append(group)
         loads[lightest] += cost(group)
     return [sorted(c, key=lambda g: g["name"]) for c in chunks if c]
+
+
+def _chunks(groups: list[dict], parts: int) -> list[list[dict]]:
+    """Test groups split into promtool runs: one per requirement's scenarios (``P1-outage``
+    belongs to P1, unprefixed ones to the burn alert), so each run loads only the rule groups
+    its checks read; the largest is split further until ``parts`` runs can go at once."""
+    buckets: dict[str, list[dict]] = {}
+    for group in groups:
+        match = re.match(r"([A-Z]+[0-9]+)-", group["name"])
+        buckets.setdefault(match.group(1) if match else "", []).append(group)
+    chunks = [buckets[key] for key in sorted(buckets)]
+    while 0 < len(chunks) < parts:
+        largest = max(chunks, key=len)
+        if len(largest) < 2:
+            break
+        chunks.remove(largest)
+        chunks += _balance(largest, 2)
+    return chunks
 
 
 _PROMTOOL_CACHE: dict[str, list] = {}
