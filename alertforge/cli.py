@@ -40,10 +40,129 @@ def _cmd_grade(args) -> int:
 
 
 def _cmd_record(args) -> int:
+    if args.env == "aria":
+        return _cmd_record_episode(args)
+    from recorder import llm_agent  # registers the "llm" policy
     from recorder.record import record_run
 
     task = resolve_task(args.task, args.tasks)
-    run_dir = record_run(task, args.policy, seed=args.seed, out=Path(args.out), resume=not args.fresh)
+    options = {key: getattr(args, key) for key in (
+        "base_url", "model", "api_key_env", "price_input", "price_output", "temperature",
+        "max_tokens") if getattr(args, key) is not None}
+    try:
+        run_dir = record_run(task, args.policy, seed=args.seed, out=Path(args.out),
+                             resume=not args.fresh, options=options, max_steps=args.max_steps)
+    except llm_agent.LLMError as err:
+        print(f"alertforge: model endpoint error: {err} (the run is kept; run the same command "
+              "again to resume it)", file=sys.stderr)
+        return 1
+    print(run_dir)
+    return 0
+
+
+def _cmd_record_episode(args) -> int:
+    """``record --env aria``: one episode from a live ARIA-compatible server."""
+    from recorder.episodes.client import EnvironmentFailure
+    from recorder.episodes.live import record_episode
+    from recorder.llm_agent import LLMError
+
+    if not args.env_url:
+        raise BadInput("--env-url", "record --env aria needs --env-url http://HOST:PORT")
+    options = {key: getattr(args, key) for key in (
+        "base_url", "model", "api_key_env", "price_input", "price_output", "temperature",
+        "max_tokens", "max_steps") if getattr(args, key) is not None}
+    try:
+        run_dir = record_episode(args.env_url, args.task, args.seed, args.policy,
+                                 transport=args.transport, actions_file=args.actions,
+                                 out=Path(args.out), resume=not args.fresh, options=options)
+    except LLMError as err:
+        print(f"alertforge: model endpoint error: {err} (the run is kept; run the same command "
+              "again to resume it)", file=sys.stderr)
+        return 1
+    except EnvironmentFailure as err:
+        print(f"alertforge: environment error: {err} (a run already started is kept with "
+              "status failed; the same command resumes it)", file=sys.stderr)
+        return 1
+    print(run_dir)
+    return 0
+
+
+def _cmd_import_episodes(args) -> int:
+    from recorder.episodes.transcript import import_episodes
+
+    dirs = import_episodes(args.files, Path(args.out))
+    print(f"{len(dirs)} episode runs in {args.out}")
+    return 0
+
+
+def _cmd_import_harbor(args) -> int:
+    from recorder.harbor_import import SUMMARY_FILE, import_harbor
+
+    summary = import_harbor([Path(p) for p in args.jobs], Path(args.out),
+                            Path(args.tasks) if args.tasks else None)
+    for row in summary["imported"]:
+        rewards = f"harbor {row['harbor_reward']}, regrade {row['regrade_reward']}"
+        lossy = f", {row['lossy_steps']} lossy step(s)" if row["lossy_steps"] else ""
+        print(f"{row['run_id']}: {row['replay']}{lossy} ({rewards})")
+        if row["validation_errors"]:
+            print(f"alertforge: import-harbor: {row['path']}: trajectory fails ATIF validation "
+                  f"({row['validation_errors']} error(s), imported anyway; see run.json "
+                  "validation_errors)", file=sys.stderr)
+    for item in summary["skipped"]:
+        print(f"alertforge: import-harbor: skipped {item['path']}: {item['reason']}", file=sys.stderr)
+    print(f"{len(summary['imported'])} runs in {args.out}, {len(summary['skipped'])} skipped "
+          f"(listed in {Path(args.out) / SUMMARY_FILE})")
+    return 0
+
+
+def _cmd_serve_openenv(args) -> int:
+    from openenv_server.app import serve
+
+    serve(args.host, args.port, args.tasks)
+    return 0
+
+
+def _cmd_record_openenv(args) -> int:
+    import json
+
+    from openenv_server.driver import record_openenv
+    from recorder import llm_agent
+    from recorder.policies import ScriptedAgent, make_agent
+
+    task = None
+    if args.actions:
+        try:
+            actions = json.loads(Path(args.actions).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise BadInput(args.actions, f"cannot read the actions: {err}") from None
+        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+            raise BadInput(args.actions, "expected a JSON list of action objects")
+        agent = ScriptedAgent([(str(a.get("tool") or a.get("action_type") or "action"), a)
+                               for a in actions])
+        policy, to_action = "actions", (lambda decision: decision.arguments)
+    else:
+        task = resolve_task(args.task, args.tasks) if args.task else None
+        if task is None and args.policy != "llm":
+            raise BadInput("--task", f"policy {args.policy} needs the task folder (--task ID)")
+        options = {key: getattr(args, key) for key in ("base_url", "model", "api_key_env")
+                   if getattr(args, key) is not None}
+        agent = make_agent(args.policy, task or Path("."), args.seed, options)
+        policy = args.policy
+        from openenv_server.driver import default_action as to_action
+    reset = {"seed": args.seed}
+    if args.task:
+        reset["task"] = task.name if task else args.task
+    name = f"openenv__{reset.get('task', 'env')}__{policy.replace(':', '-')}__s{args.seed}"
+    try:
+        run_dir = record_openenv(args.url, agent, out=Path(args.out), run_id=name, policy=policy,
+                                 reset=reset, task_dir=task, seed=args.seed,
+                                 max_steps=args.max_steps, to_action=to_action)
+    except llm_agent.LLMError as err:
+        print(f"alertforge: model endpoint error: {err}", file=sys.stderr)
+        return 1
+    except ConnectionError as err:
+        print(f"alertforge: cannot reach the OpenEnv server: {err}", file=sys.stderr)
+        return 1
     print(run_dir)
     return 0
 
@@ -51,18 +170,57 @@ def _cmd_record(args) -> int:
 def _cmd_record_reference(args) -> int:
     from recorder.reference import record_reference
 
-    dirs = record_reference(task_dirs(args.tasks), Path(args.out), jobs=args.jobs,
+    dirs = record_reference(task_dirs(args.tasks), Path(args.out), jobs=args.jobs, mutants=args.mutants,
                             policies=args.policies.split(","))
     print(f"{len(dirs)} runs in {args.out}")
     return 0
 
 
+def _redactor(enabled: bool, patterns: str | None):
+    """A Redactor (built-in patterns plus --redact-patterns FILE) when ``enabled``, else None."""
+    from exporter.redact import Redactor
+
+    return Redactor.with_extra(Path(patterns) if patterns else None) if enabled else None
+
+
 def _cmd_export(args) -> int:
     from exporter.export import export_site
+    from exporter.single_file import export_single_file
 
-    summary = export_site([Path(p) for p in args.runs], Path(args.out))
-    print(f"exported {summary.get('runs')} runs of {summary.get('tasks')} tasks into {args.out}")
+    if not args.out and not args.single_file:
+        raise BadInput("--out", "export needs --out DIR or --single-file OUT.html")
+    runs = [Path(p) for p in args.runs]
+    if args.out:
+        redactor = _redactor(bool(args.redact), args.redact_patterns)
+        summary = export_site(runs, Path(args.out), redactor=redactor)
+        print(f"exported {summary.get('runs')} runs of {summary.get('tasks')} tasks into {args.out}")
+        if redactor is not None:
+            print(f"redacted: {redactor.masked} strings masked")
+    if args.single_file:
+        redactor = _redactor(args.redact is not False, args.redact_patterns)
+        summary = export_single_file(runs, Path(args.single_file), redactor=redactor)
+        print(f"wrote {summary['runs']} runs into {args.single_file} ({summary['bytes']} bytes)")
+        print(f"redacted: {redactor.masked} strings masked" if redactor is not None else "not redacted")
     return 0
+
+
+def _cmd_publish(args) -> int:
+    from exporter.publish import PublishRefused, publish_site
+
+    try:
+        publish_site(Path(args.site), args.space, dry_run=args.dry_run,
+                     redactor=_redactor(args.redact is not False, args.redact_patterns))
+    except PublishRefused as err:
+        print(f"alertforge: refusing to publish: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _demo_import_episodes(runs_dir: Path) -> None:
+    """The demo's ARIA episodes: examples/aria-episodes/episodes/*.json imported into runs_dir."""
+    from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
+
+    import_episodes(sorted(EXAMPLE_EPISODES.glob("*.json")), runs_dir)
 
 
 def _cmd_demo(args) -> int:
@@ -71,8 +229,11 @@ def _cmd_demo(args) -> int:
 
     started = time.perf_counter()
     runs_dir = Path(args.runs)
+    from recorder.reference import DEMO_ADVERSARIES
+
     record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs,
-                     policies=["oracle", "nop", "partial"])
+                     policies=["oracle", "nop", "partial", *DEMO_ADVERSARIES], mutants=1)
+    _demo_import_episodes(runs_dir)
     out = Path(args.out)
     summary = export_site([runs_dir], out, site_dir=SITE_DIR)
     print(f"built {out} from {summary.get('runs')} runs in {time.perf_counter() - started:.1f} s")
@@ -82,6 +243,18 @@ def _cmd_demo(args) -> int:
 
     serve(out, port=args.port)
     return 0
+
+
+def _cmd_gate(args) -> int:
+    from recorder.gate import format_table, run_gate
+
+    started = time.perf_counter()
+    rows = run_gate(task_dirs(args.tasks), jobs=args.jobs)
+    print(format_table(rows))
+    failed = [r for r in rows if not r.ok]
+    print(f"gate: {len(rows) - len(failed)} of {len(rows)} hold on {len({r.task for r in rows})} tasks "
+          f"in {time.perf_counter() - started:.1f} s")
+    return 1 if failed else 0
 
 
 def _cmd_generate(args) -> int:
@@ -116,24 +289,66 @@ def build_parser() -> argparse.ArgumentParser:
 
     record = sub.add_parser("record", help="record one run of a policy on a task")
     record.add_argument("--task", required=True, help="task folder or task id")
-    record.add_argument("--policy", required=True, help="oracle, nop or partial")
+    record.add_argument("--policy", required=True,
+                        help="oracle, nop, partial or llm; with --env aria: scripted, random or llm")
     record.add_argument("--seed", type=_seed, default=0)
     record.add_argument("--out", default="runs")
     record.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
     record.add_argument("--fresh", action="store_true", help="discard a previous run of the same id")
+    record.add_argument("--max-steps", type=int, default=60, help="agent steps at most")
+    llm = record.add_argument_group("policy llm (any OpenAI-compatible chat-completions endpoint)")
+    llm.add_argument("--base-url", help="endpoint, e.g. http://127.0.0.1:8000/v1 "
+                     "(default: $OPENAI_BASE_URL)")
+    llm.add_argument("--model", help="model name (default: $ALERTFORGE_MODEL)")
+    llm.add_argument("--api-key-env", help="variable holding the API key (default: OPENAI_API_KEY)")
+    llm.add_argument("--price-input", type=float, help="USD per million prompt tokens")
+    llm.add_argument("--price-output", type=float, help="USD per million completion tokens")
+    llm.add_argument("--temperature", type=float)
+    llm.add_argument("--max-tokens", type=int, help="completion tokens per model turn at most")
+    aria = record.add_argument_group(
+        "action episodes (--env aria): --task is the environment's task id, e.g. easy")
+    aria.add_argument("--env", choices=["aria"], help="record an episode from a live ARIA server")
+    aria.add_argument("--env-url", help="the server, e.g. http://127.0.0.1:7860")
+    aria.add_argument("--transport", choices=["http", "ws"], default="http",
+                      help="http: one episode at a time per server; ws: one env per connection")
+    aria.add_argument("--actions", help="YAML action list for --policy scripted")
     record.set_defaults(func=_cmd_record)
+
+    episodes = sub.add_parser("import-episodes",
+                              help="recorded action-episode transcripts (ARIA) into runs")
+    episodes.add_argument("files", nargs="+", help="transcript JSON files")
+    episodes.add_argument("--out", default="runs")
+    episodes.set_defaults(func=_cmd_import_episodes)
 
     ref = sub.add_parser("record-reference", help="record the reference policies on every task")
     ref.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
     ref.add_argument("--out", default="runs")
     ref.add_argument("-j", "--jobs", type=int, default=2)
-    ref.add_argument("--policies", default="oracle,nop,partial")
+    ref.add_argument("--policies", default="oracle,nop,partial",
+                     help="comma-separated: oracle, nop, partial, adversary:<kind>, ...")
+    ref.add_argument("--mutants", type=int, default=0, help="mutant runs per task (seeds 1..N)")
     ref.set_defaults(func=_cmd_record_reference)
 
     export = sub.add_parser("export", help="export runs into site data and pages")
     export.add_argument("runs", nargs="+", help="run folders, or folders of run folders")
-    export.add_argument("--out", required=True)
+    export.add_argument("--out", help="site folder to write")
+    export.add_argument("--single-file", metavar="OUT.html",
+                        help="also (or only) write one self-contained HTML file that works via file://")
+    export.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
+                        help="mask secrets (API keys, tokens, URL passwords, webhooks, e-mail addresses) "
+                        "in every string; default: on for --single-file, off for --out")
+    export.add_argument("--redact-patterns", metavar="FILE", help="extra secret regexes, one a line")
     export.set_defaults(func=_cmd_export)
+
+    publish = sub.add_parser("publish", help="upload the built site to a Hugging Face static Space")
+    publish.add_argument("--space", required=True, metavar="ORG/NAME")
+    publish.add_argument("--site", default=str(SPACE_DIR), help="the built site (default: space/)")
+    publish.add_argument("--dry-run", action="store_true",
+                         help="list files and sizes and write listing.json, upload nothing")
+    publish.add_argument("--redact", action=argparse.BooleanOptionalAction, default=True,
+                         help="mask secrets in the uploaded copy (default: on)")
+    publish.add_argument("--redact-patterns", metavar="FILE", help="extra secret regexes, one a line")
+    publish.set_defaults(func=_cmd_publish)
 
     demo = sub.add_parser("demo", help="record reference runs, export them into space/, serve")
     demo.add_argument("--no-serve", action="store_true")
@@ -143,6 +358,39 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default=str(SPACE_DIR))
     demo.add_argument("-j", "--jobs", type=int, default=2)
     demo.set_defaults(func=_cmd_demo)
+
+    gate = sub.add_parser("gate", help="acceptance gate: oracle 1, no-op 0, partial band, adversaries, mutants")
+    gate.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
+    gate.add_argument("-j", "--jobs", type=int, default=2)
+    gate.set_defaults(func=_cmd_gate)
+
+    harbor = sub.add_parser("import-harbor", help="Harbor job folders (ATIF trajectories) into "
+                            "runs, re-graded step by step")
+    harbor.add_argument("jobs", nargs="+", metavar="JOB_DIR",
+                        help="job folders, trial folders or ATIF trajectory files")
+    harbor.add_argument("--out", default="runs")
+    harbor.add_argument("--tasks", help="tasks folder to match trials against (default: bundled tasks/)")
+    harbor.set_defaults(func=_cmd_import_harbor)
+
+    serve_env = sub.add_parser("serve-openenv", help="serve the tasks as an OpenEnv environment")
+    serve_env.add_argument("--host", default="127.0.0.1")
+    serve_env.add_argument("--port", type=int, default=8001)
+    serve_env.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
+    serve_env.set_defaults(func=_cmd_serve_openenv)
+
+    drive = sub.add_parser("record-openenv", help="record a run by driving an OpenEnv environment")
+    drive.add_argument("--url", required=True, help="the environment server, e.g. http://127.0.0.1:8001")
+    drive.add_argument("--task", help="task id (reset task=...; reference policies read its folder)")
+    drive.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
+    drive.add_argument("--policy", default="nop", help="oracle, nop, partial or llm")
+    drive.add_argument("--actions", help="JSON list of action objects to send instead of a policy")
+    drive.add_argument("--seed", type=_seed, default=0)
+    drive.add_argument("--out", default="runs")
+    drive.add_argument("--max-steps", type=int, default=60)
+    drive.add_argument("--base-url", help="policy llm: endpoint (default: $OPENAI_BASE_URL)")
+    drive.add_argument("--model", help="policy llm: model (default: $ALERTFORGE_MODEL)")
+    drive.add_argument("--api-key-env", help="policy llm: variable holding the key")
+    drive.set_defaults(func=_cmd_record_openenv)
 
     gen = sub.add_parser("generate", help="(re)generate the task corpus")
     gen.add_argument("--out", required=True)
@@ -161,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except RuntimeError as err:  # grader.promtool.GraderError, grader.routing.RoutingError
         print(f"alertforge: grader error: {err}", file=sys.stderr)
-        return 1
+        return 2
+    except BrokenPipeError:  # output piped into head: stop quietly
+        return 0
     except KeyboardInterrupt:
         print("alertforge: interrupted", file=sys.stderr)
         return 130

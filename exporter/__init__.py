@@ -10,4 +10,7 @@ Modules, one job each:
 - ``render``: the jinja2 pages (autoescape on).
 - ``export``: ``export_site``, the whole stage, writing atomically.
 - ``serve``: serve a built site on 127.0.0.1.
+- ``redact``: mask secrets (API keys, tokens, URL passwords, webhooks, e-mail addresses) in strings.
+- ``single_file``: one self-contained HTML file of an export (``export --single-file``).
+- ``publish``: stage, list and upload a built site to a Hugging Face static Space.
 """

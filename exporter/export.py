@@ -8,14 +8,29 @@ from typing import Any
 from alertforge.errors import BadInput
 from alertforge.files import dump_json, write_atomic
 from alertforge.paths import SITE_DIR
+from exporter.gallery import build_gallery
+from exporter.gallery_episodes import build_penalty_gallery
+from exporter.long_text import delta_failed, externalize_long_texts
+from exporter.redact import Redactor
 from exporter.render import render_pages
 from exporter.run_folders import read_runs
-from exporter.site_data import index_document, run_document, run_summary, task_document
+from exporter.run_index import SearchIndex, shard_rows
+from exporter.site_data import (
+    home_document,
+    index_document,
+    run_document,
+    run_summary,
+    task_document,
+    task_runs_document,
+)
 from exporter.steps import build_steps
 from exporter.task_folder import TaskInfo, read_task
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-OWNED_FOLDERS = ("data/runs", "data/tasks", "static")
+OWNED_FOLDERS = (
+    "data/runs", "data/tasks", "data/task-runs", "data/runs-index", "data/search", "data/text",
+    "gallery", "static",
+)
 """Folders of the output the exporter owns: files there that this export did not write are removed."""
 
 
@@ -33,8 +48,18 @@ def _static_files(static_dir: Path) -> dict[str, bytes]:
     }
 
 
-def build_site_files(run_dirs: list[Path], site_dir: Path) -> tuple[dict[str, bytes], int, int]:
+TASK_TEXT_FIELDS = ("title", "instruction", "requirements", "checks", "pristine", "reproduction")
+"""TaskInfo fields a redactor masks (the id, workflow and tier name files and facets)."""
+
+
+def build_site_files(
+    run_dirs: list[Path], site_dir: Path, redactor: Redactor | None = None
+) -> tuple[dict[str, bytes], int, int]:
     """Every output file in memory: ``({relative path: bytes}, run count, task count)``.
+
+    With ``redactor``, every string read from runs and task folders (but the run and task ids)
+    is masked before anything is built from it, so no page, data file or search token holds a
+    secret; ``redactor.masked`` counts the strings changed.
 
     Reads all inputs before anything is written, so bad input never leaves a half export.
     The task file for a task id comes from the first run (by run_id) whose task folder exists,
@@ -48,12 +73,22 @@ def build_site_files(run_dirs: list[Path], site_dir: Path) -> tuple[dict[str, by
     tasks: dict[str, TaskInfo] = {}
     files: dict[str, bytes] = {}
     summaries = []
-    for run in runs:
+    graded_runs = []
+    search = SearchIndex()
+    for number, run in enumerate(runs):
         task = read_task(run)
+        if redactor is not None:
+            run_id, task_id = run.run_id, run.run["task"]["id"]
+            run = redactor.dataclass_fields(run, ("run", "trajectory"))
+            run.run["run_id"], run.run["task"]["id"] = run_id, task_id
+            task = redactor.dataclass_fields(task, TASK_TEXT_FIELDS)
         known = tasks.get(task.id)
         if known is None or (task.from_folder and not known.from_folder):
             tasks[task.id] = task
-        document = run_document(run, build_steps(run, task))
+        steps = build_steps(run, task)
+        search.add_run(number, steps)
+        stored_steps, text_files = externalize_long_texts(run.run_id, delta_failed(steps))
+        document = run_document(run, stored_steps)
         data = _json_bytes(document)
         if len(data) > MAX_FILE_BYTES:
             raise BadInput(
@@ -61,12 +96,32 @@ def build_site_files(run_dirs: list[Path], site_dir: Path) -> tuple[dict[str, by
                 f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})",
             )
         files[f"data/runs/{run.run_id}.json"] = data
-        summaries.append(run_summary(document, task))
+        files.update(text_files)
+        summary = run_summary(document, task)
+        agent = run.run.get("agent")
+        summary["agent"] = agent.get("name") if isinstance(agent, dict) else None
+        summaries.append(summary)
+        graded_runs.append(({**document, "steps": steps}, task, steps))
     for task in tasks.values():
         files[f"data/tasks/{task.id}.json"] = _json_bytes(task_document(task))
+        files[f"data/task-runs/{task.id}.json"] = _json_bytes(task_runs_document(task, summaries))
     index = index_document(summaries, tasks)
     files["data/index.json"] = _json_bytes(index)
-    files.update(render_pages(site_dir / "templates", index))
+    run_shards = shard_rows(summaries)
+    for number, shard in enumerate(run_shards):
+        files[f"data/runs-index/{number}.json"] = _json_bytes(shard)
+    search_shards = search.shards()
+    for number, shard in enumerate(search_shards):
+        files[f"data/search/{number}.json"] = _json_bytes(shard)
+    files["data/home.json"] = _json_bytes(
+        home_document(summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))
+    )
+    for relative, data in files.items():
+        if len(data) > MAX_FILE_BYTES:
+            raise BadInput(Path(relative), f"would be {len(data)} bytes (limit {MAX_FILE_BYTES})")
+    gallery = build_gallery(graded_runs)
+    gallery["penalties"] = build_penalty_gallery([document for document, _, _ in graded_runs])
+    files.update(render_pages(site_dir / "templates", index, gallery))
     files.update(_static_files(site_dir / "static"))
     return files, len(runs), len(tasks)
 
@@ -84,7 +139,10 @@ def _remove_stale(out_dir: Path, written: dict[str, bytes]) -> None:
                 path.rmdir()
 
 
-SITE_MARKERS = {"data", "static", "index.html", "run.html", "README.md", ".gitattributes"}
+SITE_MARKERS = {
+    "data", "static", "gallery", "index.html", "run.html", "compare.html", "README.md", ".gitattributes",
+    "listing.json",
+}
 """What an output folder may already hold: a previous export, a Space's README."""
 
 
@@ -108,7 +166,9 @@ def _check_output_folder(out_dir: Path, run_dirs: list[Path]) -> None:
                            + ", ".join(foreign[:5]) + " (choose an empty or new folder)")
 
 
-def export_site(run_dirs: list[Path], out_dir: Path, site_dir: Path | None = None) -> dict:
+def export_site(
+    run_dirs: list[Path], out_dir: Path, site_dir: Path | None = None, redactor: Redactor | None = None
+) -> dict:
     """Export runs to a static site in ``out_dir``.
 
     ``run_dirs``: run folders or folders of run folders. ``site_dir``: the viewer's source
@@ -116,7 +176,8 @@ def export_site(run_dirs: list[Path], out_dir: Path, site_dir: Path | None = Non
     ``data/tasks/<task-id>.json``, ``data/runs/<run-id>.json`` (orjson, sorted keys, compact),
     ``index.html``, ``run.html`` and ``static/``; each file atomically, unchanged files are left
     as they are, and files in data/runs, data/tasks and static/ that this export did not write
-    are removed. Other files in ``out_dir`` (a Space README, say) are kept.
+    are removed. Other files in ``out_dir`` (a Space README, say) are kept. With ``redactor``,
+    secrets are masked first (see :func:`build_site_files`); the summary's ``masked`` counts them.
 
     Returns:
         ``{"runs": int, "tasks": int, "files": int, "bytes": int, "out_dir": str}``, bytes
@@ -132,7 +193,7 @@ def export_site(run_dirs: list[Path], out_dir: Path, site_dir: Path | None = Non
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(out_dir, "output path exists and is not a folder")
     _check_output_folder(out_dir, [Path(p) for p in run_dirs])
-    files, run_count, task_count = build_site_files([Path(p) for p in run_dirs], site_dir)
+    files, run_count, task_count = build_site_files([Path(p) for p in run_dirs], site_dir, redactor)
     for relative, data in sorted(files.items()):
         target = out_dir / relative
         if target.is_file() and target.read_bytes() == data:
@@ -145,4 +206,5 @@ def export_site(run_dirs: list[Path], out_dir: Path, site_dir: Path | None = Non
         "files": len(files),
         "bytes": sum(len(data) for data in files.values()),
         "out_dir": str(out_dir),
+        "masked": redactor.masked if redactor is not None else 0,
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,11 @@ import jinja2
 
 from alertforge.errors import BadInput
 
-PAGES = ("index.html", "run.html")
+PAGES = ("index.html", "run.html", "compare.html")
+ENTRY_MODULES = {"index.html": "home.js", "run.html": "run.js", "compare.html": "compare.js"}
+IMPORT_FROM = re.compile(r'^import [^;]*? from "\./([\w-]+\.js)";', re.MULTILINE)
+PREVIEW_ROWS = 50
+"""Run rows index.html carries as plain HTML (the whole list comes from data/ via home.js)."""
 
 
 def format_reward(value: Any) -> str:
@@ -38,14 +43,48 @@ def template_environment(templates_dir: Path) -> jinja2.Environment:
     )
     environment.filters["reward"] = format_reward
     environment.filters["rate"] = format_rate
+    environment.globals["single_file"] = False
     return environment
 
 
-def render_pages(templates_dir: Path, index: dict[str, Any]) -> dict[str, bytes]:
-    """Every page as ``{file name: UTF-8 bytes}``: index.html (runs table, leaderboard) and run.html.
+def module_graph(js_dir: Path, entry: str) -> list[str]:
+    """Every module ``entry`` imports, directly or not, sorted by name (``entry`` itself excluded).
 
-    The pages get the ``index`` document (data/index.json) as ``index``; run.html is a shell
-    that static/run.js fills from data/ at view time.
+    The pages list them as ``<link rel="modulepreload">`` so the browser fetches the whole graph
+    at once instead of one import level after another.
+    """
+    seen: set[str] = set()
+    pending = [entry]
+    while pending:
+        name = pending.pop()
+        path = js_dir / name
+        if name in seen or not path.is_file():
+            continue
+        seen.add(name)
+        pending.extend(IMPORT_FROM.findall(path.read_text(encoding="utf-8")))
+    return sorted(seen - {entry})
+
+
+def _render(environment: jinja2.Environment, templates_dir: Path, name: str, **context: Any) -> bytes:
+    try:
+        html = environment.get_template(name).render(**context)
+    except jinja2.TemplateError as err:
+        raise BadInput(templates_dir / name, f"template error: {err}") from None
+    return html.encode("utf-8")
+
+
+def render_pages(
+    templates_dir: Path, index: dict[str, Any], gallery: dict[str, Any] | None = None
+) -> dict[str, bytes]:
+    """Every page as ``{relative path: UTF-8 bytes}``.
+
+    index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
+    (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
+    from data/ at view time. With ``gallery`` (:func:`exporter.gallery.build_gallery`), also
+    ``gallery/index.html`` and one ``gallery/<axis>-<slug>.html`` per family and kind, and per
+    penalty kind of episode runs (``gallery["penalties"]``,
+    :func:`exporter.gallery_episodes.build_penalty_gallery`); those pages get ``root = "../"``
+    so their links reach the site's top.
 
     Raises:
         BadInput: the templates folder is missing or a template cannot be loaded or rendered.
@@ -54,10 +93,26 @@ def render_pages(templates_dir: Path, index: dict[str, Any]) -> dict[str, bytes]
         raise BadInput(templates_dir, "templates folder not found")
     environment = template_environment(templates_dir)
     pages = {}
+    js_dir = templates_dir.parent / "static" / "js"
     for name in PAGES:
-        try:
-            html = environment.get_template(name).render(index=index, page=name)
-        except jinja2.TemplateError as err:
-            raise BadInput(templates_dir / name, f"template error: {err}") from None
-        pages[name] = html.encode("utf-8")
+        pages[name] = _render(
+            environment, templates_dir, name, index=index, page=name, root="", preview_rows=PREVIEW_ROWS,
+            preloads=module_graph(js_dir, ENTRY_MODULES[name]),
+        )
+    if gallery is None:
+        return pages
+    pages["gallery/index.html"] = _render(
+        environment, templates_dir, "gallery_index.html",
+        index=index, page="gallery/index.html", root="../", gallery=gallery,
+    )
+    for gallery_page in [*gallery["families"], *gallery["kinds"]]:
+        pages[gallery_page["file"]] = _render(
+            environment, templates_dir, "gallery_page.html",
+            index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,
+        )
+    for gallery_page in gallery.get("penalties") or []:
+        pages[gallery_page["file"]] = _render(
+            environment, templates_dir, "gallery_penalty.html",
+            index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,
+        )
     return pages

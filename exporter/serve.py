@@ -36,6 +36,19 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class QuietThreadingHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that ignores clients going away mid-response (a browser navigating on)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1") -> ThreadingHTTPServer:
     """A bound (not yet serving) server for ``directory`` on ``host``.
 
@@ -52,7 +65,7 @@ def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1") -> T
     candidates = [0] if port == 0 else range(port, min(port + PORT_ATTEMPTS, 65536))
     for candidate in candidates:
         try:
-            return ThreadingHTTPServer((host, candidate), handler)
+            return QuietThreadingHTTPServer((host, candidate), handler)
         except OSError as err:
             if err.errno != errno.EADDRINUSE:
                 raise

@@ -14,7 +14,15 @@ GENERATED_BY = f"alertforge {alertforge.__version__} exporter"
 
 
 def task_document(task: TaskInfo) -> dict[str, Any]:
-    """``data/tasks/<task-id>.json``: ``{id, workflow, tier, title, instruction, requirements[], checks[]}``."""
+    """``data/tasks/<task-id>.json``: ``{id, workflow, tier, title, instruction, requirements[],
+    checks[], evaluation_interval, input_series{}, scenario_plots{}}``.
+
+    Each check carries ``probe`` (from tests/checks.json, else null) and ``plot`` (its scenario
+    plot reference, else null); see docs/formats.md "Site data".
+    """
+    reproduction = task.reproduction
+    probes = reproduction.get("probes", {})
+    check_plots = reproduction.get("check_plots", {})
     return {
         "id": task.id,
         "workflow": task.workflow,
@@ -22,8 +30,27 @@ def task_document(task: TaskInfo) -> dict[str, Any]:
         "title": task.title,
         "instruction": task.instruction,
         "requirements": task.requirements,
-        "checks": task.checks,
+        "checks": [
+            {**check, "probe": probes.get(check["id"]), "plot": check_plots.get(check["id"])}
+            for check in task.checks
+        ],
+        "evaluation_interval": reproduction.get("evaluation_interval"),
+        "input_series": reproduction.get("input_series", {}),
+        "scenario_plots": reproduction.get("plots", {}),
     }
+
+
+def task_runs_document(task: TaskInfo, summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """``data/task-runs/<task-id>.json``: ``{task_id, runs[]}``, the runs of one task (compare pickers).
+
+    ``runs[]`` rows are ``{run_id, policy, model, reward, solved, steps}`` sorted by run_id.
+    """
+    rows = [
+        {key: summary[key] for key in ("run_id", "policy", "model", "reward", "solved", "steps")}
+        for summary in summaries
+        if summary["task_id"] == task.id
+    ]
+    return {"task_id": task.id, "runs": sorted(rows, key=lambda row: row["run_id"])}
 
 
 def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -62,6 +89,32 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
         "reward": reward,
         "solved": final.get("solved") is True,
         "steps": sum(1 for step in run_doc["steps"] if step["source"] == "agent"),
+    }
+
+
+HOME_VERSION = 1
+
+
+def home_document(
+    summaries: list[dict[str, Any]], shard_counts: list[int], search_shards: int
+) -> dict[str, Any]:
+    """``data/home.json``: what the home page loads first (see exporter.run_index).
+
+    ``{version, runs_total, fields[], shards[{file, count}], facets{field: [[value, count]]},
+    search_shards}``.
+    """
+    from exporter.run_index import ROW_FIELDS, facets
+
+    return {
+        "version": HOME_VERSION,
+        "runs_total": len(summaries),
+        "fields": list(ROW_FIELDS),
+        "shards": [
+            {"file": f"data/runs-index/{number}.json", "count": count}
+            for number, count in enumerate(shard_counts)
+        ],
+        "facets": facets(summaries),
+        "search_shards": search_shards,
     }
 
 

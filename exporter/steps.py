@@ -7,11 +7,12 @@ from typing import Any
 
 from alertforge.errors import BadInput
 from exporter.diffs import WorkspaceReplay
+from exporter.episodes import attach_episode_parts
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
 
 MAX_TEXT_CHARS = 200_000
-"""Longer messages and tool outputs are cut to this many characters (files stay under 10 MB)."""
+"""Kept for callers of :func:`clip_text`; the exporter no longer cuts texts (see long_text.py)."""
 
 CHECK_STATES = frozenset("10-")
 
@@ -53,9 +54,7 @@ def _tool_and_output(step: dict[str, Any]) -> tuple[dict[str, Any] | None, str |
     observation = step.get("observation")
     output = None
     if observation is not None:
-        output = clip_text(
-            "\n".join(content_text(r.get("content")) for r in observation["results"])
-        )
+        output = "\n".join(content_text(r.get("content")) for r in observation["results"])
     return tool, output
 
 
@@ -122,7 +121,8 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
     after it (carried forward when ungraded), ``checks``/``failed`` carried forward likewise,
     ``changed`` the catalog indices whose state differs from step n - 1. Alerting runs read
     ``extra.grade`` and replay ``write_file`` calls over ``task.pristine`` into ``diff``;
-    episode runs read ``extra.env`` {reward, total} and have no checks and no diffs.
+    episode runs read ``extra.env`` {reward, total} and have no checks and no diffs; their
+    steps also get ``env`` (:func:`exporter.episodes.attach_episode_parts`).
 
     Raises:
         BadInput: naming trajectory.json when a grade has non-numeric reward/delta, a checks
@@ -145,12 +145,20 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
         diff = None
         if alerting and tool is not None and tool["name"] == "write_file":
             diff = replay.write(tool["arguments"])
+        elif alerting and isinstance(extra.get("edits"), list):
+            # other file-changing tools (replace_in_file, imported shell edits) record the whole
+            # new text of each file they changed (docs/formats.md, "File edits on a step")
+            for edit in extra["edits"]:
+                if isinstance(edit, dict) and isinstance(edit.get("path"), str):
+                    content = edit.get("content") if isinstance(edit.get("content"), str) else ""
+                    shown = replay.write({"path": edit["path"], "content": content})
+                    diff = diff or shown
         steps.append(
             {
                 "n": n,
                 "step_id": step["step_id"],
                 "source": step["source"],
-                "message": clip_text(content_text(step.get("message"))),
+                "message": content_text(step.get("message")),
                 "tool": tool,
                 "output": output,
                 "diff": diff,
@@ -162,4 +170,6 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
                 "failed": dict(level.failed),
             }
         )
+    if not alerting:
+        attach_episode_parts(steps, run.trajectory["steps"])
     return steps

@@ -14,6 +14,7 @@ from typing import Any
 from alertforge.errors import BadInput
 from alertforge.files import read_json
 from exporter.run_folders import RunFolder
+from exporter.scenarios import scenario_plots
 
 REQUIREMENT_FIELDS = ("id", "kind", "weight", "title")
 CHECK_FIELDS = ("id", "req", "family", "label", "note")
@@ -37,6 +38,8 @@ class TaskInfo:
     checks: list[dict[str, Any]]
     pristine: dict[str, str] = field(default_factory=dict)
     from_folder: bool = False
+    reproduction: dict[str, Any] = field(default_factory=dict)
+    """From tests/checks.json when present (see :func:`reproduction_data`), else empty."""
 
 
 def locate_task_folder(run: RunFolder) -> Path | None:
@@ -123,6 +126,31 @@ def _message_text(message: Any) -> str:
     return ""
 
 
+def reproduction_data(catalog: dict[str, Any]) -> dict[str, Any]:
+    """What the viewer needs to draw scenario plots and build reproduce commands for a catalog.
+
+    ``{evaluation_interval, input_series{scenario: [{series, values}]}, probes{check id: probe},
+    plots{...}, check_plots{check id: {...}}}``: input series only for scenarios some probe
+    uses; plots as :func:`exporter.scenarios.scenario_plots`.
+    """
+    probes = {
+        check["id"]: check["probe"]
+        for check in catalog["checks"]
+        if isinstance(check, dict) and isinstance(check.get("probe"), dict)
+    }
+    used = {probe.get("scenario") for probe in probes.values()}
+    input_series = catalog.get("input_series") if isinstance(catalog.get("input_series"), dict) else {}
+    plots, check_plots = scenario_plots(catalog)
+    interval = catalog.get("evaluation_interval")
+    return {
+        "evaluation_interval": interval if isinstance(interval, str) else None,
+        "input_series": {key: input_series[key] for key in sorted(input_series) if key in used},
+        "probes": probes,
+        "plots": plots,
+        "check_plots": check_plots,
+    }
+
+
 def read_task(run: RunFolder) -> TaskInfo:
     """The task of ``run``: from its task folder when present, else from run.json.
 
@@ -179,4 +207,5 @@ def read_task(run: RunFolder) -> TaskInfo:
         checks=_pick(checks, CHECK_FIELDS, source, "checks"),
         pristine=pristine,
         from_folder=folder is not None,
+        reproduction=reproduction_data(catalog) if catalog is not None else {},
     )

@@ -21,7 +21,7 @@ from alertforge.files import read_json, write_json
 from grader.grade import grade
 from recorder import run_format
 from recorder.policies import make_agent
-from recorder.tools import run_tool
+from recorder.tools import FILE_CHANGING_TOOLS, run_tool
 
 
 def run_id_for(task_id: str, policy: str, seed: int) -> str:
@@ -106,8 +106,8 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         last_reward = None
         for step in steps:  # replay finished steps onto the workspace
             for call in step.get("tool_calls") or []:
-                if call["function_name"] == "write_file":
-                    run_tool(workspace, "write_file", call["arguments"])
+                if call["function_name"] in FILE_CHANGING_TOOLS:
+                    run_tool(workspace, call["function_name"], call["arguments"])
             grade_info = (step.get("extra") or {}).get("grade")
             if grade_info:
                 last_reward = grade_info["reward"]
@@ -137,6 +137,9 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
             extra = dict(decision.extra)
             if outcome.changed:
                 extra["changed_files"] = [outcome.changed]
+                if decision.name != "write_file":  # the file's new content, for per-step diffs
+                    extra["edits"] = [{"path": outcome.changed, "content": (
+                        workspace / outcome.changed).read_text(encoding="utf-8")}]
                 try:
                     result = grade(task_dir, workspace)
                 except RuntimeError as err:  # promtool/amtool failed in a way no check explains

@@ -13,7 +13,7 @@ TASK = task_dirs(TASKS_DIR)[0]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "alertforge.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "alertforge.cli", *args], check=False, capture_output=True,
                           text=True, timeout=300)
 
 

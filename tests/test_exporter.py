@@ -41,6 +41,14 @@ def load(path: Path):
     return json.loads(path.read_bytes())
 
 
+def failure_at(steps: list[dict], n: int, check_id: str) -> str:
+    """A check's failure detail at step n, as the viewer reads the delta-encoded ``failed``."""
+    for step in reversed(steps[: n + 1]):
+        if check_id in step["failed"]:
+            return step["failed"][check_id]
+    return ""
+
+
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     return {
         p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
@@ -73,14 +81,19 @@ def test_fixture_trajectories_are_valid_atif():
 
 def test_export_writes_the_contract_files(exported):
     files = sorted(p.relative_to(exported).as_posix() for p in exported.rglob("*.json"))
-    assert files == [
+    assert [f for f in files if not f.startswith(("data/search/", "data/runs-index/"))] == [
+        "data/home.json",
         "data/index.json",
         *[f"data/runs/{run_id}.json" for run_id in RUN_IDS],
+        "data/task-runs/fixture-checkout.json",
+        "data/task-runs/fixture-episode-easy.json",
+        "data/task-runs/fixture-xss-task.json",
         "data/tasks/fixture-checkout.json",
         "data/tasks/fixture-episode-easy.json",
         "data/tasks/fixture-xss-task.json",
     ]
     assert (exported / "index.html").is_file() and (exported / "run.html").is_file()
+    assert (exported / "compare.html").is_file()
     assert (exported / "static" / "js" / "run.js").is_file()
     assert (exported / "static" / "app.css").is_file()
 
@@ -101,6 +114,7 @@ def test_index_matches_contract_and_run_files(exported):
             "reward",
             "solved",
             "steps",
+            "agent",
         }
         run_json = load(FIXTURE_RUNS / row["run_id"] / "run.json")
         assert row["reward"] == run_json["final"]["reward"]
@@ -128,12 +142,16 @@ def test_index_matches_contract_and_run_files(exported):
 
 def test_task_file_comes_from_the_task_folder(exported):
     task = load(exported / "data" / "tasks" / "fixture-checkout.json")
-    assert set(task) == {"id", "workflow", "tier", "title", "instruction", "requirements", "checks"}
+    assert set(task) == {
+        "id", "workflow", "tier", "title", "instruction", "requirements", "checks",
+        "evaluation_interval", "input_series", "scenario_plots",
+    }
     folder = FIXTURE_SITE / "tasks" / "fixture-checkout"
     assert task["instruction"] == (folder / "instruction.md").read_text()
     catalog = load(folder / "tests" / "checks.json")
     assert [c["id"] for c in task["checks"]] == [c["id"] for c in catalog["checks"]]
-    assert set(task["checks"][0]) == {"id", "req", "family", "label", "note"}
+    assert set(task["checks"][0]) == {"id", "req", "family", "label", "note", "probe", "plot"}
+    assert [c["probe"] for c in task["checks"]] == [c["probe"] for c in catalog["checks"]]
     assert task["requirements"][0] == {
         "id": "A1",
         "kind": "alert",
@@ -146,7 +164,8 @@ def test_task_file_falls_back_to_run_json_when_task_folder_is_gone(exported):
     task = load(exported / "data" / "tasks" / "fixture-xss-task.json")
     run_json = load(FIXTURE_RUNS / "fixture-xss" / "run.json")
     trajectory = load(FIXTURE_RUNS / "fixture-xss" / "trajectory.json")
-    assert task["checks"] == run_json["checks"]
+    assert task["checks"] == [{**c, "probe": None, "plot": None} for c in run_json["checks"]]
+    assert (task["input_series"], task["scenario_plots"], task["evaluation_interval"]) == ({}, {}, None)
     assert task["requirements"] == run_json["requirements"]
     assert task["instruction"] == trajectory["steps"][0]["message"]
     assert task["workflow"] == run_json["task"]["workflow"]
@@ -174,8 +193,10 @@ def test_run_steps_follow_the_trajectory_grades(exported):
     assert [s["checks"] for s in steps] == ["01-0111"] * 3 + ["1110111", "1111111", "1111111"]
     assert [s["changed"] for s in steps] == [[], [], [], [0, 2], [3], []]
     assert steps[0]["failed"] == trajectory["steps"][0]["extra"]["grade"]["failed"]
-    assert set(steps[2]["failed"]) == {"A1-fire-1", "R1-route-1"}, "carried forward"
-    assert steps[4]["failed"] == {}
+    assert steps[1]["failed"] == steps[2]["failed"] == {}, "unchanged details are not repeated"
+    assert steps[3]["failed"] == {"A1-fire-1": ""}, "a detail that ends is listed as empty"
+    assert failure_at(steps, 2, "R1-route-1") == trajectory["steps"][0]["extra"]["grade"]["failed"]["R1-route-1"]
+    assert failure_at(steps, 4, "R1-route-1") == ""
     assert [s["diff"] is not None for s in steps] == [False, False, False, True, True, False]
 
 
@@ -356,3 +377,68 @@ def test_serve_moves_to_the_next_free_port(exported):
             assert server.server_address[1] > port
         finally:
             server.server_close()
+
+
+def test_task_runs_file_lists_the_runs_of_one_task(exported):
+    listing = load(exported / "data" / "task-runs" / "fixture-checkout.json")
+    assert listing == {
+        "task_id": "fixture-checkout",
+        "runs": [
+            {"run_id": "fixture-oracle-s1", "policy": "oracle", "model": None, "reward": 1.0,
+             "solved": True, "steps": 5},
+            {"run_id": "fixture-partial-s1", "policy": "partial", "model": None, "reward": 0.126,
+             "solved": False, "steps": 4},
+        ],
+    }
+
+
+def test_home_json_and_run_shards_list_every_run(exported):
+    home = load(exported / "data" / "home.json")
+    index = load(exported / "data" / "index.json")
+    assert home["runs_total"] == 4 and home["shards"] == [{"file": "data/runs-index/0.json", "count": 4}]
+    shard = load(exported / home["shards"][0]["file"])
+    rows = [dict(zip(shard["fields"], values)) for values in shard["rows"]]
+    assert rows == index["runs"]
+    from collections import Counter
+
+    for field in ("policy", "solved", "kind", "workflow"):
+        counts = Counter(row[field] for row in index["runs"])
+        assert {str(v): c for v, c in home["facets"][field]} == {str(v): c for v, c in counts.items()}
+
+
+def test_search_shards_hold_tokens_where_crc32_says(exported):
+    import zlib
+
+    home = load(exported / "data" / "home.json")
+    count = home["search_shards"]
+    shard = load(exported / "data" / "search" / f"{zlib.crc32(b'storage') % count}.json")
+    run_numbers = {row["run_id"]: n for n, row in enumerate(load(exported / "data" / "index.json")["runs"])}
+    postings = {run: steps for run, *steps in shard["tokens"]["storage"]}
+    assert postings[run_numbers["fixture-oracle-s1"]] == [4], "the write of alertmanager.yml"
+
+
+def test_long_texts_move_to_part_files_and_join_back(monkeypatch):
+    from exporter import long_text
+
+    monkeypatch.setattr(long_text, "PART_CHARS", 10_000)
+    text = "x" * 25_001
+    steps = [{"n": 0, "message": "", "output": text, "tool": {"name": "t", "arguments": {"a": text}},
+              "diff": None}]
+    stored, files = long_text.externalize_long_texts("r", steps)
+    assert stored[0]["output"] == text[: long_text.PREVIEW_CHARS] and steps[0]["output"] == text
+    lazy = stored[0]["lazy"]
+    assert lazy["output"]["chars"] == 25_001 and len(lazy["output"]["parts"]) == 3
+    assert "".join(json.loads(files[p]) for p in lazy["output"]["parts"]) == text
+    assert json.loads("".join(json.loads(files[p]) for p in lazy["arguments"]["parts"])) == {"a": text}
+    assert stored[0]["tool"]["arguments"]["a"].endswith("\u2026")
+    assert "lazy" not in long_text.externalize_long_texts("r", [{"n": 0, "output": "short"}])[0][0]
+
+
+def test_failed_details_are_listed_where_they_start_change_or_end():
+    from exporter.long_text import delta_failed
+
+    steps = [{"failed": {"a": "x"}}, {"failed": {"a": "x"}}, {"failed": {"a": "y", "b": "z"}},
+             {"failed": {"b": "z"}}, {"failed": {}}]
+    assert [s["failed"] for s in delta_failed(steps)] == [
+        {"a": "x"}, {}, {"a": "y", "b": "z"}, {"a": ""}, {"b": ""}
+    ]

@@ -42,6 +42,14 @@ READ_VIEW = """() => ({
 })"""
 
 
+def failure_at(steps: list[dict], n: int, check_id: str) -> str:
+    """A check's detail at step n from the run file's delta-encoded ``failed`` (docs/formats.md)."""
+    for step in reversed(steps[: n + 1]):
+        if check_id in step["failed"]:
+            return step["failed"][check_id]
+    return ""
+
+
 def run_file(site, run_id: str) -> dict:
     return json.loads((site.out_dir / "data" / "runs" / f"{run_id}.json").read_bytes())
 
@@ -67,6 +75,9 @@ def assert_view_shows_step(page, site, run_id: str, n: int) -> None:
     assert view["index"] == str(n)
     assert view["reward"] == f"{step['total']:.4f}"
     assert view["marker"] == str(n) and view["current"] == str(n)
+    page.wait_for_function(
+        "(n) => new URLSearchParams(location.search).get('step') === String(n)", arg=n
+    )
     state = url_state(page)
     assert (state["run"], state["step"]) == (run_id, str(n))
     if step["tool"]:
@@ -87,7 +98,7 @@ def assert_view_shows_step(page, site, run_id: str, n: int) -> None:
             "id": check["id"],
             "state": STATE_NAMES[step["checks"][index]],
             "changed": "1" if index in step["changed"] else "0",
-            "detail": step["failed"].get(check["id"]) if step["checks"][index] == "0" else None,
+            "detail": failure_at(run["steps"], n, check["id"]) if step["checks"][index] == "0" else None,
         }
         for index, check in enumerate(task["checks"])
     ]
@@ -98,7 +109,8 @@ def assert_view_shows_step(page, site, run_id: str, n: int) -> None:
 
 def test_home_lists_every_run_with_its_reward(page, served_site):
     page.goto(served_site.url)
-    rows = page.locator("#runs-table tbody tr")
+    page.wait_for_selector("body[data-ready='1']")
+    rows = page.locator("#runs-table tbody tr[data-run-id]")
     run_ids = sorted(p.stem for p in (served_site.out_dir / "data" / "runs").glob("*.json"))
     assert rows.count() == len(run_ids) == 4
     for run_id in run_ids:
@@ -180,10 +192,11 @@ def test_check_deep_link_selects_the_check(page, served_site):
     assert "selected" in check.get_attribute("class")
     assert check.get_attribute("data-state") == "fail"
     page.click("#btn-next")
+    page.wait_for_function("() => location.search.includes('step=4')")
     assert url_state(page) == {"run": "fixture-oracle-s1", "step": "4", "check": "R1-route-1"}
     assert check.get_attribute("data-state") == "pass"
     page.click('#checks-panel li[data-check-id="A1-fire-1"]')
-    assert url_state(page)["check"] == "A1-fire-1"
+    page.wait_for_function("() => location.search.includes('check=A1-fire-1')")
 
 
 def test_episode_run_steps_through_env_rewards(page, served_site):
@@ -234,6 +247,7 @@ def test_xss_payloads_show_as_text_and_never_run(page_without_csp, served_site):
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(served_site.url)
+    page.wait_for_selector("body[data-ready='1']")
     _assert_not_executed(page)
     home_text = page.locator("body").inner_text()
     assert XSS_MARKERS[1] in home_text and XSS_MARKERS[0] in home_text
@@ -261,8 +275,9 @@ def test_xss_payloads_show_as_text_and_never_run(page_without_csp, served_site):
 
 
 def test_every_page_carries_the_csp_meta(page, served_site):
-    pages = sorted(p.name for p in served_site.out_dir.glob("*.html"))
-    assert pages == ["index.html", "run.html"]
+    pages = sorted(p.relative_to(served_site.out_dir).as_posix()
+                   for p in served_site.out_dir.rglob("*.html"))
+    assert {"index.html", "run.html", "compare.html", "gallery/index.html"} <= set(pages)
     for name in pages:
         page.goto(f"{served_site.url}{name}?run=fixture-oracle-s1")
         meta = page.locator('meta[http-equiv="Content-Security-Policy"]')

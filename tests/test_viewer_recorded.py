@@ -24,6 +24,7 @@ def recorded_site(reference_runs, tmp_path_factory):
 
 def test_home_lists_every_recorded_run_with_its_reward(page, recorded_site, reference_runs):
     page.goto(recorded_site + "index.html")
+    page.wait_for_selector("body[data-ready='1']")
     rows = page.locator("#runs-table tr[data-run-id]")
     assert rows.count() == len(reference_runs)
     for run_dir in reference_runs.values():

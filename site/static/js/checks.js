@@ -87,7 +87,8 @@ export function renderChecks(container, summary, task, onSelectCheck) {
     container.append(el("section", { class: "check-group", dataset: { req: group.requirement ? group.requirement.id : "" } }, el("header", null, groupHeading(group.requirement), counter), list));
   }
 
-  return function update(step, selectedCheckId) {
+  let shownSelected = null;
+  return function update(step, selectedCheckId, detailOf) {
     const changed = new Set(step.changed);
     const counts = new Map();
     let passing = 0;
@@ -95,14 +96,19 @@ export function renderChecks(container, summary, task, onSelectCheck) {
     for (const entry of items) {
       const state = STATES[step.checks[entry.index]] || "na";
       const isChanged = changed.has(entry.index);
-      entry.item.dataset.state = state;
-      entry.item.dataset.changed = isChanged ? "1" : "0";
-      entry.item.classList.toggle("selected", entry.check.id === selectedCheckId);
-      entry.item.setAttribute("aria-label", `${entry.check.label || entry.check.id}: ${STATE_WORDS[state]}${isChanged ? ", changed at this step" : ""}`);
-      fill(entry.mark, MARKS[state]);
-      const detailText = state === "fail" ? step.failed[entry.check.id] || "" : "";
-      fill(entry.detail, detailText);
-      entry.detail.hidden = detailText === "";
+      const detailText = state === "fail" ? (detailOf ? detailOf(entry.check.id) : (step.failed || {})[entry.check.id] || "") : "";
+      if (entry.state !== state || entry.isChanged !== isChanged || entry.detailText !== detailText) {
+        entry.state = state;
+        entry.isChanged = isChanged;
+        entry.detailText = detailText;
+        entry.item.dataset.state = state;
+        entry.item.dataset.changed = isChanged ? "1" : "0";
+        entry.item.setAttribute("aria-label", `${entry.check.label || entry.check.id}: ${STATE_WORDS[state]}${isChanged ? ", changed at this step" : ""}`);
+        fill(entry.mark, MARKS[state]);
+        fill(entry.detail, detailText);
+        entry.detail.hidden = detailText === "";
+      }
+      if (shownSelected !== selectedCheckId) entry.item.classList.toggle("selected", entry.check.id === selectedCheckId);
       const count = counts.get(entry.counter) || { pass: 0, applicable: 0 };
       if (state !== "na") count.applicable += 1;
       if (state === "pass") count.pass += 1;
@@ -110,7 +116,11 @@ export function renderChecks(container, summary, task, onSelectCheck) {
       if (state !== "na") applicable += 1;
       if (state === "pass") passing += 1;
     }
-    for (const [counter, count] of counts) fill(counter, `${count.pass}/${count.applicable}`);
+    shownSelected = selectedCheckId;
+    for (const [counter, count] of counts) {
+      const text = `${count.pass}/${count.applicable}`;
+      if (counter.textContent !== text) fill(counter, text);
+    }
     fill(summary, step.checks ? `${passing}/${applicable} pass` : "not graded yet");
   };
 }

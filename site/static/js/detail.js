@@ -1,6 +1,7 @@
 // The step detail: message, tool call (name, arguments), output and the diff of the written file.
 
 import { el, byId, clear, fill } from "./dom.js";
+import { installLongTexts, updateLongTexts } from "./longtext.js";
 
 const OP_CLASS = { " ": "ctx", "+": "add", "-": "del" };
 
@@ -73,4 +74,23 @@ export function renderStepDetail(step, kind) {
   const outputBox = byId("step-output-box");
   outputBox.hidden = step.output === null || step.output === undefined;
   fill(byId("step-output"), step.output ?? "");
+  if (!longTextsWired) {
+    installLongTexts(showWholeText);
+    longTextsWired = true;
+  }
+  updateLongTexts(step, byId("step-arguments").textContent, step.output ?? "");
+}
+
+let longTextsWired = false;
+
+function showWholeText(field, text, step) {
+  if (field === "output") fill(byId("step-output"), text);
+  else if (field === "message") fill(byId("step-message"), text);
+  else if (field === "arguments") fill(byId("step-arguments"), argumentsText(JSON.parse(text)));
+  else if (field === "diff") {
+    const diff = JSON.parse(text);
+    const target = clear(byId("step-diff"));
+    if (!diff.old_exists) target.append(el("p", { class: "muted new-file" }, "New file."));
+    target.append(renderDiff(diff));
+  }
 }

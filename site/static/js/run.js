@@ -13,6 +13,9 @@
 //   #step-detail       the step: #step-heading, #step-tool (tool name), #step-message,
 //                      #step-arguments (JSON.stringify(arguments, null, 2)), #step-output (tool output text),
 //                      #step-diff-box / #step-diff-path / #step-diff (table.diff-table, tr.diff-line[data-op=" "|"+"|"-"])
+//   #episode-*         action episodes only: services, dependency map, alerts, logs, score (see episode.js)
+//   #check-inspector   the selected check: state, scenario plot, reproduce panel (see inspector.js)
+//   #matrix-panel      the check x step matrix (see matrix.js); a click opens that step with that check selected
 //   #checks-panel      li.check[data-check-id][data-index][data-state="pass|fail|na"][data-changed="1"|"0"],
 //                      failing checks show their detail in .check-detail; #checks-summary "p/a pass"
 //
@@ -25,6 +28,13 @@ import { renderTimeline } from "./timeline.js";
 import { renderCurve } from "./curve.js";
 import { renderChecks } from "./checks.js";
 import { renderStepDetail } from "./detail.js";
+import { renderMatrix } from "./matrix.js";
+import { mountEpisodeView } from "./episode.js";
+import { readParams, writeParams } from "./params.js";
+import { createInspector } from "./inspector.js";
+import { installNavigation } from "./nav.js";
+import { failureAt } from "./runmodel.js";
+import { installRunSearch } from "./runsearch.js";
 
 const state = { run: null, task: null, step: 0, check: null, views: null };
 
@@ -44,11 +54,7 @@ function clampStep(value) {
 }
 
 function writeUrl() {
-  const params = new URLSearchParams();
-  params.set("run", state.run.run_id);
-  params.set("step", String(state.step));
-  if (state.check) params.set("check", state.check);
-  history.replaceState(null, "", `${location.pathname}?${params.toString()}`);
+  writeParams({ run: state.run.run_id, step: state.step, check: state.check });
 }
 
 function show(n) {
@@ -66,14 +72,24 @@ function show(n) {
   byId("btn-last").disabled = state.step === last;
   state.views.timeline(state.step);
   state.views.curve(state.step);
-  state.views.checks(step, state.check);
+  state.views.checks(step, state.check, (checkId) => failureAt(state.run, state.step, checkId));
+  state.views.matrix(state.step, state.check);
+  state.views.inspector(state.run, state.step, state.check);
   renderStepDetail(step, state.run.kind);
+  if (state.views.episode) state.views.episode(state.step);
   writeUrl();
 }
 
 function selectCheck(checkId) {
   state.check = state.check === checkId ? null : checkId;
   show(state.step);
+}
+
+function selectCell(n, checkId) {
+  state.check = checkId;
+  show(n);
+  const item = document.querySelector(`li.check[data-check-id="${CSS.escape(checkId)}"]`);
+  if (item) item.scrollIntoView({ block: "nearest" });
 }
 
 function renderHeader(run, task) {
@@ -94,21 +110,11 @@ function renderHeader(run, task) {
   fill(meta, items.map(([name, value]) => el("div", null, el("dt", null, name), el("dd", null, String(value)))));
   meta.append(el("div", null, el("dt", null, "Solved"), el("dd", null, el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no"))));
   fill(byId("instruction"), task.instruction);
-}
-
-function onKey(event) {
-  if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
-  const target = event.target;
-  if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
-  const last = state.run.steps.length - 1;
-  const moves = { ArrowLeft: state.step - 1, ArrowRight: state.step + 1, Home: 0, End: last };
-  if (!(event.key in moves)) return;
-  event.preventDefault();
-  show(moves[event.key]);
+  byId("compare-link").setAttribute("href", `compare.html?${new URLSearchParams({ a: run.run_id }).toString()}`);
 }
 
 async function main() {
-  const params = new URLSearchParams(location.search);
+  const params = readParams();
   const runId = params.get("run");
   if (!runId) {
     showError("No run chosen: the address needs ?run=<run id>.");
@@ -116,10 +122,12 @@ async function main() {
   }
   try {
     state.run = await loadRun(runId);
+    performance.mark("run-loaded");
     if (!state.run || !Array.isArray(state.run.steps) || state.run.steps.length === 0) {
       throw new Error(`Run file for \u201c${runId}\u201d has no steps.`);
     }
     state.task = await loadTask(state.run.task_id);
+    performance.mark("task-loaded");
   } catch (error) {
     showError(error.message);
     return;
@@ -128,19 +136,33 @@ async function main() {
   state.check = params.get("check");
   renderHeader(run, task);
   fill(byId("step-count"), String(run.steps.length - 1));
+  byId("run-loading").hidden = true;
+  byId("run-view").hidden = false;
+  const timed = (name, build) => {
+    const value = build();
+    performance.mark(`built-${name}`);
+    return value;
+  };
   state.views = {
-    timeline: renderTimeline(byId("timeline"), run.steps, show),
-    curve: renderCurve(byId("reward-curve"), run.steps, show),
-    checks: renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck),
+    timeline: timed("timeline", () => renderTimeline(byId("timeline"), run.steps, show)),
+    curve: timed("curve", () => renderCurve(byId("reward-curve"), run.steps, show)),
+    checks: timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck)),
+    matrix: () => {},
+    inspector: timed("inspector", () => createInspector(task, () => selectCheck(state.check))),
+    episode: timed("episode", () => mountEpisodeView(run)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
   byId("btn-next").addEventListener("click", () => show(state.step + 1));
   byId("btn-last").addEventListener("click", () => show(run.steps.length - 1));
-  document.addEventListener("keydown", onKey);
-  byId("run-loading").hidden = true;
-  byId("run-view").hidden = false;
+  const focusSearch = installRunSearch(run, () => state.step, show);
+  installNavigation({ step: () => state.step, last: () => run.steps.length - 1, show }, focusSearch);
   show(params.get("step") ?? 0);
+  performance.mark("first-step-rendered");
+  // The matrix (a canvas of every check at every step) comes after the first step is painted.
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  state.views.matrix = timed("matrix", () => renderMatrix(byId("matrix"), run.steps, task, selectCell));
+  state.views.matrix(state.step, state.check);
   if (state.check) {
     const item = document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"]`);
     if (item) item.scrollIntoView({ block: "center" });

@@ -11,7 +11,8 @@ function stepTitle(step) {
 
 /**
  * Fill the <ol> with one button per step; clicking calls onSelect(n).
- * Returns update(n), which marks step n as the current one.
+ * Returns update(n), which marks step n as the current one; it touches only the previous and the
+ * new current button, so a move costs the same on a run of any length.
  */
 export function renderTimeline(list, steps, onSelect) {
   clear(list);
@@ -31,15 +32,19 @@ export function renderTimeline(list, steps, onSelect) {
     list.append(el("li", null, button));
     return button;
   });
-  return function update(current) {
-    buttons.forEach((button, n) => {
-      const isCurrent = n === current;
-      button.classList.toggle("current", isCurrent);
-      if (isCurrent) {
-        button.setAttribute("aria-current", "step");
-      } else {
-        button.removeAttribute("aria-current");
-      }
-    });
+  let current = null;
+  return function update(n) {
+    if (n === current) return;
+    const previous = current === null ? null : buttons[current];
+    if (previous) {
+      previous.classList.remove("current");
+      previous.removeAttribute("aria-current");
+    }
+    const next = buttons[n];
+    if (next) {
+      next.classList.add("current");
+      next.setAttribute("aria-current", "step");
+    }
+    current = next ? n : null;
   };
 }

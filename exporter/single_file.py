@@ -1,0 +1,143 @@
+"""One self-contained HTML file of a whole export (CSS, JS modules and data inlined) that works via file://."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from pathlib import Path
+
+import orjson
+from markupsafe import Markup
+
+from alertforge.errors import BadInput
+from alertforge.files import write_atomic
+from alertforge.paths import SITE_DIR
+from exporter.export import build_site_files
+from exporter.redact import Redactor
+from exporter.render import PREVIEW_ROWS, template_environment
+
+IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "\./([\w-]+\.js)";\s*$', re.MULTILINE)
+EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
+SKIPPED_DATA = {"data/index.json"}
+"""Data files the pages never load (index.json is rendered into the pages themselves)."""
+
+
+def transform_module(name: str, source: str) -> tuple[str, list[str]]:
+    """An ES module's source as a function body for the bundle, and the names it exports.
+
+    Supports the forms the viewer uses: ``import { a, b as c } from "./x.js";`` and
+    ``export function|async function|const|let|class name``.
+
+    Raises:
+        BadInput: any other ``import`` or ``export`` statement (names the module).
+    """
+    exported = [match.group(2) for match in EXPORT_DECLARATION.finditer(source)]
+
+    def require(match: re.Match[str]) -> str:
+        names = [part.strip() for part in match.group(1).split(",") if part.strip()]
+        bindings = ", ".join(part.replace(" as ", ": ") for part in names)
+        return f"const {{ {bindings} }} = __require({orjson.dumps(match.group(2)).decode()});"
+
+    body = IMPORT_LINE.sub(require, source)
+    body = EXPORT_DECLARATION.sub(lambda match: match.group(1) + match.group(2), body)
+    leftover = re.search(r"^\s*(import|export)\b.*$", body, re.MULTILINE)
+    if leftover:
+        raise BadInput(Path(name), f"module syntax the single-file bundle does not support: {leftover.group(0)}")
+    return f"{body}\nreturn {{ {', '.join(exported)} }};", exported
+
+
+def bundle_script(js_dir: Path, entry: str) -> str:
+    """Every module of ``js_dir`` as one classic-scope script: a lazy ``__require`` registry plus ``entry``.
+
+    Modules are evaluated on first ``__require`` (so only the chosen view's module runs its main).
+
+    Raises:
+        BadInput: a module uses unsupported syntax or holds ``</script`` (names the module).
+    """
+    parts = [(
+        "const __modules = Object.create(null);\nconst __cache = Object.create(null);\n"
+        "function __require(name) {\n  if (!(name in __cache)) __cache[name] = __modules[name](__require);\n"
+        "  return __cache[name];\n}\n"
+    )]
+    for path in sorted(js_dir.glob("*.js")):
+        body, _ = transform_module(path.name, path.read_text(encoding="utf-8"))
+        parts.append(f"__modules[{orjson.dumps(path.name).decode()}] = function (__require) {{\n{body}\n}};\n")
+    parts.append(entry)
+    script = "".join(parts)
+    if re.search(r"</script|<!--", script, re.IGNORECASE):
+        raise BadInput(js_dir, "a module holds </script or <!--, which would end the inlined script")
+    return script
+
+
+def inline_data(files: dict[str, bytes]) -> str:
+    """The site's data files as one JSON object ``{path: value}`` with ``<`` written as ``\\u003c``.
+
+    The values are the files' own bytes (already compact JSON), so the text is deterministic, and
+    no ``</script>`` or ``<!--`` from a run can end or change the script element holding it.
+    """
+    entries = [
+        orjson.dumps(path) + b":" + data
+        for path, data in sorted(files.items())
+        if path.startswith("data/") and path.endswith(".json") and path not in SKIPPED_DATA
+    ]
+    return (b"{" + b",".join(entries) + b"}").replace(b"<", b"\\u003c").decode("utf-8")
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+def single_file_csp(script: str, css: str) -> str:
+    """The file's CSP: nothing from anywhere, but the one inline script and style (by hash) and data: images."""
+    return (f"default-src 'none'; script-src {_sha256(script)}; style-src {_sha256(css)}; "
+            "img-src data:; connect-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
+                      redactor: Redactor | None = None) -> tuple[bytes, int]:
+    """The single HTML file's bytes for ``run_dirs`` and the number of runs in it.
+
+    Home list, run view and compare view are ``<template>``s the inlined boot script picks by
+    ``?page=`` (``run``, ``compare``; none: home); links between them stay inside the file.
+
+    Raises:
+        BadInput: as :func:`exporter.export.build_site_files`, or a template or module problem.
+    """
+    site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
+    files, run_count, _ = build_site_files([Path(p) for p in run_dirs], site_dir, redactor)
+    index = orjson.loads(files["data/index.json"])
+    css = (site_dir / "static" / "app.css").read_text(encoding="utf-8")
+    if re.search(r"</style", css, re.IGNORECASE):
+        raise BadInput(site_dir / "static" / "app.css", "holds </style, which would end the inlined style")
+    favicon = "data:image/svg+xml;base64," + base64.b64encode(
+        (site_dir / "static" / "favicon.svg").read_bytes()).decode()
+    script = bundle_script(site_dir / "static" / "js",
+                           (site_dir / "single" / "boot.js").read_text(encoding="utf-8"))
+    environment = template_environment(site_dir / "templates")
+    environment.globals["single_file"] = True
+    html = environment.get_template("single_file.html").render(
+        index=index, page="single_file.html", root="", preview_rows=PREVIEW_ROWS,
+        csp=single_file_csp(script, css), css=Markup(css), favicon=favicon,
+        data=Markup(inline_data(files)), script=Markup(script),
+    )
+    return html.encode("utf-8"), run_count
+
+
+def export_single_file(run_dirs: list[Path], out_file: Path, site_dir: Path | None = None,
+                       redactor: Redactor | None = None) -> dict:
+    """Write the single self-contained HTML file (see :func:`build_single_file`) atomically.
+
+    Returns:
+        ``{"runs": int, "bytes": int, "out_file": str, "masked": int}``.
+
+    Raises:
+        BadInput: as :func:`build_single_file`, or ``out_file`` is a folder.
+    """
+    out_file = Path(out_file)
+    if out_file.is_dir():
+        raise BadInput(out_file, "--single-file wants a file path, this is a folder")
+    data, run_count = build_single_file(run_dirs, site_dir, redactor)
+    write_atomic(out_file, data)
+    return {"runs": run_count, "bytes": len(data), "out_file": str(out_file),
+            "masked": redactor.masked if redactor is not None else 0}

@@ -1,0 +1,224 @@
+"""``alertforge record --env aria``: one episode from a live ARIA-compatible server into a run.
+
+The loop: ``reset(task, seed)``, then the policy's actions one at a time until the
+environment says ``done`` (ARIA answers a step after done with ``done: false``, so nothing is
+sent after it), the policy has no more actions, or the action limit; then ``/state`` for the
+final score and the ground truth. Every step is journaled and the run files rewritten
+atomically as it goes (:class:`~recorder.episodes.writer.EpisodeRun`).
+
+Resuming: the same command on an unfinished run resets the environment with the same task
+and seed and replays the journaled actions, checking that each gives the recorded reward,
+then goes on. A WebSocket connection lost mid-episode takes its environment with it: the
+episode is replayed the same way on a new connection and the action retried once.
+
+HTTP shares one environment across clients: HTTP episodes take :func:`client.server_lock`,
+and every observation is checked to continue this episode (task id, step counter), so
+another client's reset shows up as an EnvironmentFailure instead of a wrong run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from alertforge.errors import BadInput
+from alertforge.files import read_json
+from recorder.episodes.client import EnvironmentFailure, open_environment, server_lock
+from recorder.episodes.policies import EpisodePolicy, make_policy
+from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
+from recorder.record import _read_journal
+
+DEFAULT_ACTION_LIMIT = 60
+
+
+def _action_of(step: dict[str, Any]) -> dict[str, Any]:
+    call = step["tool_calls"][0]
+    return {"action_type": call["function_name"], **call["arguments"]}
+
+
+def _replay(env, steps: list[dict[str, Any]], url: str) -> None:
+    """Send the actions of recorded agent ``steps`` again, checking each reward and ``done``."""
+    for step in steps:
+        if step.get("source") != "agent" or not step.get("tool_calls"):
+            continue
+        recorded = (step.get("extra") or {}).get("env") or {}
+        outcome = env.step(_action_of(step))
+        if recorded.get("error") is not None or outcome.error is not None:
+            if (recorded.get("error") is None) != (outcome.error is None):
+                raise EnvironmentFailure(
+                    url,
+                    f"cannot resume: step {step['step_id'] - 1} "
+                    "failed on one run and not on the other",
+                )
+            continue
+        if abs(outcome.reward - recorded.get("reward", 0.0)) > 1e-9 or bool(outcome.done) != bool(
+            recorded.get("done")
+        ):
+            raise EnvironmentFailure(
+                url,
+                f"cannot resume: replaying step {step['step_id'] - 1} gave reward "
+                f"{outcome.reward} (done {outcome.done}), the journal has "
+                f"{recorded.get('reward')} (done {recorded.get('done')}); record again with --fresh",
+            )
+
+
+def _check_continues(run: EpisodeRun, outcome: StepOutcome, url: str) -> None:
+    """The observation must be the next step of this episode (shared HTTP session guard)."""
+    if outcome.error is not None:
+        return
+    observation = outcome.observation or {}
+    expected = int((run.observation or {}).get("step") or 0) + 1
+    task = observation.get("task_id", run.task_id)
+    if task != run.task_id or observation.get("step") != expected:
+        raise EnvironmentFailure(
+            url,
+            f"the answer belongs to another episode (task {task!r}, step "
+            f"{observation.get('step')!r}; expected task {run.task_id!r}, step {expected}): another "
+            "client reset or stepped the server's shared HTTP environment. Record over "
+            "--transport ws, or one HTTP episode at a time per server",
+        )
+
+
+def _step(env, action: dict[str, Any], run: EpisodeRun, url: str) -> StepOutcome:
+    try:
+        return env.step(action)
+    except EnvironmentFailure as err:
+        if env.kind != "ws":
+            raise
+        lost = str(err)
+    env.close()  # its environment is gone: rebuild it on a new connection, then retry once
+    env.reset(run.task_id, run.seed)
+    _replay(env, run.steps[1:], url)
+    outcome = env.step(action)
+    outcome.transport["retried_after"] = lost
+    return outcome
+
+
+def _prepare_folder(out: Path, run_id: str, resume: bool) -> tuple[Path, list[dict[str, Any]]]:
+    if out.exists() and not out.is_dir():
+        raise BadInput(out, "output path exists and is not a folder")
+    run_dir = out / run_id
+    journal = run_dir / "journal.jsonl"
+    if run_dir.exists() and not resume:
+        shutil.rmtree(run_dir)
+    done = _read_journal(journal) if resume else []
+    if done and (done[0].get("source") != "user" or "env" not in (done[0].get("extra") or {})):
+        raise BadInput(journal, "not the journal of an episode run (use --fresh to start over)")
+    if done:  # rewrite without a torn tail
+        journal.write_bytes(
+            b"".join(orjson.dumps(s, option=orjson.OPT_SORT_KEYS) + b"\n" for s in done)
+        )
+    return run_dir, done
+
+
+def record_episode(
+    env_url: str,
+    task_id: str,
+    seed: int | None,
+    policy: str | EpisodePolicy,
+    *,
+    transport: str = "http",
+    actions_file: str | Path | None = None,
+    out: str | Path = "runs",
+    resume: bool = True,
+    action_limit: int | None = None,
+    options: dict[str, Any] | None = None,
+) -> Path:
+    """Record one episode of ``policy`` on ARIA task ``task_id`` with ``seed``; returns the run folder.
+
+    ``policy`` is a name (``scripted``, ``random``) or an :class:`EpisodePolicy` instance
+    (its ``label``, else ``name``, goes into the run id). ``transport`` is ``http`` (one
+    episode at a time per server) or ``ws`` (one environment
+    per connection; parallel recordings are fine). ``actions_file`` is the scripted policy's
+    YAML; ``options`` the ``llm`` policy's (see :func:`~recorder.episodes.policies.make_policy`).
+    At most ``action_limit`` actions are sent (default: twice the task's ``max_steps``,
+    as failed actions do not count against the environment's budget). A complete run of the
+    same id is returned as it is unless ``resume`` is False (then it is recorded anew).
+
+    Raises:
+        BadInput: unknown policy or transport, bad actions file, a task the server refuses,
+            or an output path that is not a folder.
+        EnvironmentFailure: the server is unreachable, answers out of shape, another client
+            interferes with the HTTP session, or a resume replay diverges. The run folder is
+            then left with ``status: "failed"`` and the error in run.json.
+    """
+    chosen = (
+        policy
+        if isinstance(policy, EpisodePolicy)
+        else make_policy(policy, seed, actions_file, options)
+    )
+    label = getattr(chosen, "label", chosen.name)
+    run_id = episode_run_id(task_id, label, seed)
+    out = Path(out)
+    run_dir = out / run_id
+    run_json = run_dir / "run.json"
+    if resume and run_json.is_file() and read_json(run_json).get("status") == "complete":
+        return run_dir
+    run_dir, journal = _prepare_folder(out, run_id, resume)
+    env = open_environment(env_url, transport)
+    lock = server_lock(env_url) if env.kind == "http" else contextlib.nullcontext()
+    with lock:
+        try:
+            return _record(
+                env, env_url, chosen, label, task_id, seed, run_dir, journal, action_limit
+            )
+        finally:
+            env.close()
+
+
+def _record(
+    env,
+    url: str,
+    policy: EpisodePolicy,
+    label: str,
+    task_id: str,
+    seed: int | None,
+    run_dir: Path,
+    journal: list[dict[str, Any]],
+    action_limit: int | None,
+) -> Path:
+    run = EpisodeRun(
+        run_dir,
+        task_id=task_id,
+        seed=seed,
+        policy=label,
+        agent_name=f"alertforge-aria-{policy.name}",
+        env={"transport": env.kind, "url": url, "source": None},
+    )
+    run.summary["model"] = getattr(policy, "model", None)
+    observation, transport = env.reset(task_id, seed)
+    try:
+        if journal:
+            _replay(env, journal[1:], url)
+            run.resume(journal)
+        else:
+            run.start(observation, transport)
+        policy.resume(run.steps)
+        max_steps = (run.observation or {}).get("max_steps")
+        limit = action_limit or (
+            2 * max_steps if isinstance(max_steps, int) else DEFAULT_ACTION_LIMIT
+        )
+        index = len(run.steps) - 1
+        while not run.done and index < limit:
+            action = policy.next_action(run.observation or {}, index)
+            if action is None:
+                break
+            outcome = _step(env, action, run, url)
+            _check_continues(run, outcome, url)
+            policy.observe(run.add(action, outcome, policy.step_details()))
+            index += 1
+        state = env.state()
+        if state.get("task_id", task_id) != task_id:
+            raise EnvironmentFailure(
+                url,
+                f"/state is task {state.get('task_id')!r}, not "
+                f"{task_id!r}: another client reset the shared environment",
+            )
+    except EnvironmentFailure as err:
+        run.finish(None, status="failed", error=str(err))
+        raise
+    return run.finish(state)

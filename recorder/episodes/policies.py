@@ -1,0 +1,240 @@
+"""Policies for action episodes: ``scripted`` (an action list from YAML), ``random`` and ``llm``
+(:mod:`recorder.episodes.llm_policy`).
+
+A policy is asked for action ``index`` (0-based) given the latest observation and returns an
+ARIA Action (``{"action_type": ..., other fields}``) or None when it has nothing more to do.
+Both are stateless in the index, so a resumed recording asks them again from where it was.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from alertforge.errors import BadInput
+
+ACTION_TYPES = (
+    "diagnose",
+    "read_logs",
+    "read_metrics",
+    "read_runbook",
+    "restart_service",
+    "rollback",
+    "scale_up",
+    "alert_oncall",
+    "acknowledge",
+    "noop",
+    "search_logs",
+    "block_ip_range",
+    "create_index",
+    "failover",
+)
+"""The 14 ARIA action types (CASE-README "Action")."""
+
+ACTION_FIELDS = (
+    "service",
+    "root_cause",
+    "runbook",
+    "version",
+    "reason",
+    "query",
+    "ip_range",
+    "table",
+    "column",
+    "target_region",
+)
+"""The optional string fields of an Action."""
+
+
+class EpisodePolicy:
+    """Base class: :meth:`next_action` gives action ``index`` or None (the policy is done)."""
+
+    name = "policy"
+
+    def next_action(self, observation: dict[str, Any], index: int) -> dict[str, Any] | None:
+        """Action ``index`` (0-based) given the latest ``observation``; None: nothing more to do."""
+        raise NotImplementedError
+
+    def resume(self, steps: list[dict[str, Any]]) -> None:
+        """Called with the run's steps so far (step 1 at least) before the first action."""
+
+    def step_details(self) -> dict[str, Any] | None:
+        """What to record with the action just given (``llm`` policy: model turn, metrics)."""
+        return None
+
+    def observe(self, step: dict[str, Any]) -> None:
+        """Called with each recorded step (ATIF dict) after the environment answered."""
+
+
+class ScriptedPolicy(EpisodePolicy):
+    """Plays a fixed list of actions in order."""
+
+    name = "scripted"
+
+    def __init__(self, actions: list[dict[str, Any]], label: str = "scripted"):
+        self.actions = actions
+        self.label = label
+
+    def next_action(self, observation: dict[str, Any], index: int) -> dict[str, Any] | None:
+        """The list's action ``index`` (a copy), None past its end."""
+        return dict(self.actions[index]) if index < len(self.actions) else None
+
+
+def _yaml_loader() -> type[yaml.SafeLoader]:
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent, index):  # type: ignore[override]
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.MarkedYAMLError(
+                    problem="aliases are not allowed", problem_mark=event.start_mark
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
+def read_actions(path: str | Path) -> list[dict[str, Any]]:
+    """The action list of a YAML file: a list of actions, or ``{actions: [...]}``.
+
+    Each action is a mapping with ``action_type`` (one of :data:`ACTION_TYPES`) and optional
+    string fields from :data:`ACTION_FIELDS`, e.g. ``{action_type: read_logs, service: api}``.
+
+    Raises:
+        BadInput: naming the file: missing, not YAML (aliases refused), or an action that is
+            not a mapping, has an unknown type or field, or a non-string value.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(path, "actions file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise BadInput(path, f"cannot read: {err}") from None
+    try:
+        data = yaml.load(text, Loader=_yaml_loader())  # a SafeLoader that refuses aliases
+    except yaml.YAMLError as err:
+        raise BadInput(path, f"not valid YAML: {err}") from None
+    if isinstance(data, dict) and "actions" in data:
+        data = data["actions"]
+    if not isinstance(data, list) or not data:
+        raise BadInput(path, "expected a non-empty list of actions (or {actions: [...]})")
+    actions = []
+    for index, item in enumerate(data):
+        where = f"action {index + 1}"
+        if not isinstance(item, dict):
+            raise BadInput(path, f"{where} is not a mapping")
+        if item.get("action_type") not in ACTION_TYPES:
+            raise BadInput(
+                path,
+                f"{where}: action_type {item.get('action_type')!r} is not one of "
+                + ", ".join(ACTION_TYPES),
+            )
+        for key, value in item.items():
+            if key != "action_type" and key not in ACTION_FIELDS:
+                raise BadInput(path, f"{where}: unknown field {key!r}")
+            if not isinstance(value, str):
+                raise BadInput(path, f"{where}: {key} must be a string, got {value!r}")
+        actions.append(dict(item))
+    return actions
+
+
+class RandomPolicy(EpisodePolicy):
+    """A uniformly random action type, with fields filled from the observation.
+
+    Action ``index`` of seed ``s`` is drawn from ``random.Random(f"{s}:{index}")``, so the
+    same seed and observations give the same actions, also after a resume.
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int | None, max_actions: int | None = None):
+        self.seed = seed
+        self.max_actions = max_actions
+
+    def next_action(self, observation: dict[str, Any], index: int) -> dict[str, Any] | None:
+        """A random action for step ``index``; None once ``max_actions`` are taken."""
+        if self.max_actions is not None and index >= self.max_actions:
+            return None
+        rng = random.Random(f"aria-random:{self.seed}:{index}")
+        services = [
+            s.get("name")
+            for s in observation.get("services") or []
+            if isinstance(s, dict) and isinstance(s.get("name"), str)
+        ] or ["api-gateway"]
+        service = rng.choice(services)
+        action_type = rng.choice(ACTION_TYPES)
+        action: dict[str, Any] = {"action_type": action_type}
+        if action_type in (
+            "read_logs",
+            "read_metrics",
+            "restart_service",
+            "rollback",
+            "scale_up",
+            "failover",
+            "search_logs",
+        ):
+            action["service"] = service
+        if action_type == "diagnose":
+            action["root_cause"] = (
+                f"{rng.choice(['memory leak', 'bad deployment', 'overload'])} in {service}"
+            )
+        elif action_type == "read_runbook":
+            runbooks = [
+                r for r in observation.get("available_runbooks") or [] if isinstance(r, str)
+            ]
+            action["runbook"] = rng.choice(runbooks) if runbooks else "high_cpu.md"
+        elif action_type == "alert_oncall":
+            action["reason"] = f"{service} needs attention"
+        elif action_type == "acknowledge":
+            alerts = [
+                a.get("id")
+                for a in observation.get("active_alerts") or []
+                if isinstance(a, dict) and isinstance(a.get("id"), str)
+            ]
+            action["service"] = rng.choice(alerts) if alerts else service
+        elif action_type == "search_logs":
+            action["query"] = rng.choice(["error", "timeout", "OOM", "5xx"])
+        elif action_type == "block_ip_range":
+            action["ip_range"] = f"{rng.randrange(1, 224)}.{rng.randrange(256)}.0.0/16"
+        elif action_type == "create_index":
+            action["table"], action["column"] = rng.choice(
+                [("orders", "user_segment"), ("users", "email")]
+            )
+        elif action_type == "failover":
+            action["target_region"] = "us-west-2"
+        return action
+
+
+def make_policy(
+    name: str,
+    seed: int | None,
+    actions_file: str | Path | None = None,
+    options: dict[str, Any] | None = None,
+) -> EpisodePolicy:
+    """The policy ``name``: ``scripted`` (needs ``actions_file``), ``random`` or ``llm``.
+
+    ``options`` (``llm``): the endpoint settings of :func:`recorder.llm_agent.settings_from`
+    and ``max_steps``, the policy's action limit.
+
+    Raises:
+        BadInput: unknown name, ``scripted`` without an actions file, a bad actions file, or
+            ``llm`` without an endpoint, model or key.
+    """
+    if name == "llm":
+        from recorder.episodes.llm_policy import LLMEpisodePolicy
+        from recorder.llm_agent import settings_from
+
+        options = options or {}
+        return LLMEpisodePolicy(settings_from(options), seed, max_actions=options.get("max_steps"))
+    if name == "scripted":
+        if actions_file is None:
+            raise BadInput("scripted", "the scripted policy needs --actions FILE.yaml")
+        return ScriptedPolicy(
+            read_actions(actions_file), label=f"scripted-{Path(actions_file).stem}"
+        )
+    if name == "random":
+        return RandomPolicy(seed)
+    raise BadInput(name, "unknown episode policy; known: scripted, random, llm")

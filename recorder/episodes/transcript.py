@@ -1,0 +1,235 @@
+"""``alertforge import-episodes``: recorded ARIA transcripts into episode runs, values unchanged.
+
+A transcript (the shape of ``examples/aria-episodes/episodes/*.json``) is a JSON object::
+
+    {task_id, seed, variant?, env?, source_commit?,
+     reset{request, status, latency_ms, response: Observation},
+     steps[{request{method, path, json: Action}, status, latency_ms, response, client_retry_after?}],
+     final_state?{request, status, response: State}}
+
+A step with status 200 carries ``{observation, reward, done, info}``; any other status is a
+request the server failed (ARIA's ``diagnose`` on ``generated`` answers 500): it becomes a
+step whose result is the error, with no reward, and the environment did not advance.
+Rewards are copied as recorded; the running total follows ARIA's clamp rule
+(:func:`recorder.episodes.score.next_total`) and is checked against ``/state``'s
+``total_reward``; the final score is ``/state``'s ``info.current_score``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alertforge.errors import BadInput
+from alertforge.files import read_json
+from alertforge.paths import REPO_ROOT
+from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
+
+IMPORT_AGENT = "aria-transcript"
+EXAMPLE_EPISODES = REPO_ROOT / "examples" / "aria-episodes" / "episodes"
+"""The 16 recorded ARIA episodes the demo imports (see examples/aria-episodes/SOURCE.md)."""
+
+
+@dataclass
+class Transcript:
+    """A transcript read and checked: what the run is built from."""
+
+    path: Path
+    task_id: str
+    seed: int | None
+    variant: str
+    reset: dict[str, Any]
+    reset_transport: dict[str, Any]
+    steps: list[tuple[dict[str, Any], StepOutcome]]
+    state: dict[str, Any] | None
+    source: dict[str, Any]
+
+    @property
+    def run_id(self) -> str:
+        """``aria-<task>__<variant>__s<seed>`` (see :func:`episode_run_id`)."""
+        return episode_run_id(self.task_id, self.variant, self.seed)
+
+
+def _require(condition: bool, path: Path, problem: str) -> None:
+    if not condition:
+        raise BadInput(path, problem)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _transport(call: dict[str, Any]) -> dict[str, Any]:
+    request = call.get("request") if isinstance(call.get("request"), dict) else {}
+    transport = {
+        "kind": "http",
+        "method": request.get("method"),
+        "path": request.get("path"),
+        "status": call.get("status"),
+        "latency_ms": call.get("latency_ms"),
+    }
+    if call.get("client_retry_after"):
+        transport["retried_after"] = str(call["client_retry_after"])
+    return transport
+
+
+def _error_message(response: Any) -> str:
+    if isinstance(response, dict):
+        for key in ("detail", "error", "_non_json_body", "message"):
+            if key in response:
+                value = response[key]
+                return value if isinstance(value, str) else str(value)
+    return str(response)
+
+
+def _observation(value: Any, path: Path, where: str) -> dict[str, Any]:
+    _require(isinstance(value, dict), path, f"{where} must be an observation object")
+    _require(isinstance(value.get("step"), int), path, f"{where}.step must be an integer")
+    services = value.get("services", [])
+    _require(isinstance(services, list), path, f"{where}.services must be a list")
+    return value
+
+
+def _step(call: Any, index: int, path: Path) -> tuple[dict[str, Any], StepOutcome]:
+    where = f"steps[{index}]"
+    _require(isinstance(call, dict), path, f"{where} must be an object")
+    request = call.get("request")
+    _require(isinstance(request, dict), path, f"{where}.request must be an object")
+    action = request.get("json")
+    _require(isinstance(action, dict), path, f"{where}.request.json must be an action object")
+    _require(
+        isinstance(action.get("action_type"), str) and action["action_type"] != "",
+        path,
+        f"{where}.request.json.action_type must be a non-empty string",
+    )
+    status = call.get("status")
+    _require(isinstance(status, int), path, f"{where}.status must be an HTTP status code")
+    response = call.get("response")
+    transport = _transport(call)
+    if status != 200:
+        error = {"status": status, "message": _error_message(response)}
+        return action, StepOutcome(None, None, False, {}, error=error, transport=transport)
+    _require(isinstance(response, dict), path, f"{where}.response must be an object")
+    observation = _observation(response.get("observation"), path, f"{where}.response.observation")
+    reward = response.get("reward")
+    _require(_is_number(reward), path, f"{where}.response.reward must be a number, got {reward!r}")
+    _require(
+        isinstance(response.get("done"), bool), path, f"{where}.response.done must be true or false"
+    )
+    info = response.get("info", {})
+    _require(isinstance(info, dict), path, f"{where}.response.info must be an object")
+    return action, StepOutcome(observation, reward, response["done"], info, transport=transport)
+
+
+def read_transcript(path: str | Path) -> Transcript:
+    """Read and check one transcript file.
+
+    Raises:
+        BadInput: naming the file: not JSON, or a field missing or of the wrong type (the
+            message gives the field's path, e.g. ``steps[3].response.reward``).
+    """
+    path = Path(path)
+    data = read_json(path)
+    _require(isinstance(data, dict), path, "expected a transcript object (task_id, reset, steps)")
+    task_id = data.get("task_id")
+    _require(isinstance(task_id, str) and task_id != "", path, "task_id must be a non-empty string")
+    seed = data.get("seed")
+    _require(
+        seed is None or (isinstance(seed, int) and not isinstance(seed, bool)),
+        path,
+        "seed must be an integer or null",
+    )
+    reset = data.get("reset")
+    _require(isinstance(reset, dict), path, "reset must be the recorded /reset call")
+    _require(reset.get("status") == 200, path, f"reset.status is {reset.get('status')!r}, not 200")
+    observation = _observation(reset.get("response"), path, "reset.response")
+    _require(
+        observation.get("task_id", task_id) == task_id,
+        path,
+        f"reset.response.task_id {observation.get('task_id')!r} is not task_id {task_id!r}",
+    )
+    calls = data.get("steps")
+    _require(isinstance(calls, list), path, "steps must be a list")
+    steps = [_step(call, index, path) for index, call in enumerate(calls)]
+    state = None
+    final_state = data.get("final_state")
+    if final_state is not None:
+        _require(
+            isinstance(final_state, dict), path, "final_state must be the recorded /state call"
+        )
+        if final_state.get("status") == 200:
+            state = final_state.get("response")
+            _require(isinstance(state, dict), path, "final_state.response must be an object")
+            _require(
+                _is_number(state.get("total_reward")),
+                path,
+                "final_state.response.total_reward must be a number",
+            )
+    variant = data.get("variant")
+    variant = variant if isinstance(variant, str) and variant else "imported"
+    source = {
+        "file": path.name,
+        "env": data.get("env"),
+        "source_commit": data.get("source_commit"),
+        "variant": variant,
+    }
+    return Transcript(
+        path=path,
+        task_id=task_id,
+        seed=seed,
+        variant=variant,
+        reset=observation,
+        reset_transport=_transport(reset),
+        steps=steps,
+        state=state,
+        source=source,
+    )
+
+
+def build_run(transcript: Transcript, out: Path) -> EpisodeRun:
+    """The episode run of ``transcript`` in memory (nothing written yet)."""
+    run = EpisodeRun(
+        Path(out) / transcript.run_id,
+        task_id=transcript.task_id,
+        seed=transcript.seed,
+        policy=transcript.variant,
+        agent_name=IMPORT_AGENT,
+        env={"transport": "import", "url": None, "source": transcript.source},
+        incremental=False,
+        timestamps=False,
+    )
+    run.start(transcript.reset, transcript.reset_transport)
+    for action, outcome in transcript.steps:
+        run.add(action, outcome)
+    return run
+
+
+def import_episodes(paths: list[str | Path], out: str | Path = "runs") -> list[Path]:
+    """Import every transcript in ``paths`` into ``out/<run-id>/``; returns the run folders.
+
+    Every file is read and checked before the first write, so bad input writes nothing.
+    Importing the same transcript again rewrites its run with the same bytes.
+
+    Raises:
+        BadInput: a transcript is malformed (see :func:`read_transcript`), two transcripts
+            give the same run id, or ``out`` exists and is not a folder.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BadInput(out, "output path exists and is not a folder")
+    if not paths:
+        raise BadInput(out, "no transcript files given")
+    runs: dict[str, tuple[EpisodeRun, Transcript]] = {}
+    for raw in paths:
+        transcript = read_transcript(raw)
+        if transcript.run_id in runs:
+            raise BadInput(
+                transcript.path,
+                f"gives run id {transcript.run_id!r}, as {runs[transcript.run_id][1].path} does",
+            )
+        runs[transcript.run_id] = (build_run(transcript, out), transcript)
+    return [
+        run.finish(transcript.state)
+        for run, transcript in (runs[run_id] for run_id in sorted(runs))
+    ]

@@ -1,0 +1,349 @@
+"""Build an episode run folder step by step: ATIF trajectory, run.json and journal (docs/formats.md).
+
+Both ways an episode comes in share this writer: a live recording (:mod:`.live`) adds one
+step at a time, appending the step to ``journal.jsonl`` (flushed, fsynced) and rewriting
+``trajectory.json`` and ``run.json`` atomically, so an interrupted run loses at most the step
+in flight; an import (:mod:`.transcript`) builds the whole run and writes each file once,
+atomically, ``run.json`` last.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from alertforge.files import write_atomic, write_json
+from recorder import run_format
+from recorder.episodes.score import next_total, score_parts
+from recorder.record import _append_journal
+
+ENV_NAME = "aria"
+WORKFLOW = "aria"
+"""run.json ``task.workflow`` of ARIA episodes: how the site tells environments apart."""
+
+
+@dataclass
+class StepOutcome:
+    """What the environment answered to one action.
+
+    ``observation``/``reward``/``done``/``info`` are the step result as the server sent it
+    (``observation`` and ``reward`` are None when the server failed the action). ``error`` is
+    ``{"status": int | None, "message": str}`` when it did (HTTP 5xx/4xx, or a WebSocket
+    ``{"type": "error"}``); the environment did not advance then. ``transport`` is what the
+    run keeps about the exchange: ``{kind: "http"|"ws", status, latency_ms, retried_after}``.
+    """
+
+    observation: dict[str, Any] | None
+    reward: float | None
+    done: bool
+    info: dict[str, Any]
+    error: dict[str, Any] | None = None
+    transport: dict[str, Any] = field(default_factory=dict)
+
+
+def observation_text(observation: dict[str, Any]) -> str:
+    """The observation as the ATIF observation content: JSON, 2-space indent, server key order."""
+    return orjson.dumps(observation, option=orjson.OPT_INDENT_2).decode("utf-8")
+
+
+def error_text(error: dict[str, Any]) -> str:
+    """An environment error as the step's observation content."""
+    status = error.get("status")
+    where = f"HTTP {status}" if status is not None else "error message"
+    return f"The environment failed this action ({where}): {error.get('message', '')}"
+
+
+def instruction_text(task_id: str, seed: int | None, observation: dict[str, Any]) -> str:
+    """The user step's message: a heading naming the task, then the task description.
+
+    ARIA sends an empty ``task_description`` for some tasks; the text then says so.
+    """
+    description = observation.get("task_description")
+    if not isinstance(description, str) or not description.strip():
+        description = "(The environment gave no task description for this task.)"
+    limit = observation.get("max_steps")
+    budget = f"at most {limit} actions" if isinstance(limit, int) else "no step budget given"
+    seed_text = "no seed (random incident)" if seed is None else f"seed {seed}"
+    return (
+        f"# ARIA incident: {task_id}\n\n{description}\n\n"
+        f"Environment task `{task_id}`, {seed_text}, {budget}."
+    )
+
+
+def episode_run_id(task_id: str, policy: str, seed: int | None) -> str:
+    """``aria-<task>__<policy>__s<seed>`` (``snull`` without a seed); a safe folder name."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in policy) or "policy"
+    task = "".join(c if c.isalnum() or c in "._-" else "-" for c in task_id) or "task"
+    return f"aria-{task}__{safe}__s{'null' if seed is None else seed}"
+
+
+class EpisodeRun:
+    """One episode run being built; ``incremental`` writes after every step (live recording).
+
+    Args:
+        run_dir: the run folder (created when written).
+        task_id: the environment's task id (``easy``); the run's task id is ``aria-<task_id>``.
+        seed: the seed sent with ``/reset`` (the server never echoes it).
+        policy: the policy name; ``agent_name`` names the agent in the trajectory.
+        env: run.json ``env`` (``{name, url, transport, source, source_commit}``).
+        tier: the task's difficulty when known (``/tasks``), else None.
+    """
+
+    def __init__(
+        self,
+        run_dir: Path,
+        *,
+        task_id: str,
+        seed: int | None,
+        policy: str,
+        agent_name: str,
+        env: dict[str, Any],
+        tier: str | None = None,
+        incremental: bool = True,
+        timestamps: bool = True,
+    ):
+        self.run_dir = Path(run_dir)
+        self.run_id = self.run_dir.name
+        self.task_id = task_id
+        self.seed = seed
+        self.agent_name = agent_name
+        self.incremental = incremental
+        self.timestamps = timestamps
+        self.steps: list[dict[str, Any]] = []
+        self.total = 0.0
+        self.done = False
+        self.info: dict[str, Any] = {}
+        self.observation: dict[str, Any] | None = None
+        self.env_seconds = 0.0
+        self._started = time.perf_counter()
+        self.summary: dict[str, Any] = {
+            "version": run_format.RUN_VERSION,
+            "run_id": self.run_id,
+            "kind": "episode",
+            "status": "running",
+            "env": {"name": ENV_NAME, **env},
+            "task": {
+                "id": f"aria-{task_id}",
+                "dir": None,
+                "workflow": WORKFLOW,
+                "tier": tier,
+                "seed": seed,
+                "env_task_id": task_id,
+                "max_steps": None,
+            },
+            "policy": policy,
+            "seed": seed,
+            "model": None,
+            "agent": {"name": agent_name, "version": run_format.__version__},
+            "steps": 0,
+            "final": None,
+            "requirements": [],
+            "checks": [],
+            "started_at": run_format.now() if timestamps else None,
+            "finished_at": None,
+            "timings": {"wall_s": 0.0, "grade_s": 0.0, "grades": 0, "env_s": 0.0},
+            "error": None,
+        }
+
+    # -- building -------------------------------------------------------------------------
+
+    def start(self, observation: dict[str, Any], transport: dict[str, Any]) -> dict[str, Any]:
+        """Step 1 (``source: user``): the instruction and the ``/reset`` observation."""
+        self.observation = observation
+        max_steps = observation.get("max_steps")
+        self.summary["task"]["max_steps"] = max_steps if isinstance(max_steps, int) else None
+        step = run_format.user_step(instruction_text(self.task_id, self.seed, observation), None)
+        step["extra"] = {
+            "env": {
+                "reward": 0.0,
+                "total": 0.0,
+                "done": False,
+                "info": {},
+                "observation": observation,
+            },
+            "transport": transport,
+        }
+        self._note_latency(transport)
+        return self._append(step)
+
+    def add(
+        self, action: dict[str, Any], outcome: StepOutcome, agent: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """An agent step for ``action`` (``{"action_type": ..., other fields}``) and its outcome.
+
+        The tool call is ``action_type`` with the other fields as arguments; the observation
+        content is the observation JSON (or the error text); ``extra.env`` holds ``reward``,
+        ``total`` (running, clamped), ``done``, ``info``, ``observation`` and, on a failed
+        action, ``error``; ``extra.transport`` the exchange. ``agent`` (a model's step:
+        :meth:`~recorder.episodes.policies.EpisodePolicy.step_details`) adds ``llm``,
+        ``message``, ``reasoning``, ``metrics``, ``model`` and more ``extra`` keys.
+        """
+        agent = agent or {}
+        arguments = {key: value for key, value in action.items() if key != "action_type"}
+        if outcome.error is not None:
+            reward, content = 0.0, error_text(outcome.error)
+        else:
+            reward, content = float(outcome.reward or 0.0), observation_text(outcome.observation)
+            self.total = next_total(self.total, reward)
+            self.observation = outcome.observation
+            self.done = bool(outcome.done)
+            self.info = dict(outcome.info or {})
+        env = {
+            "reward": reward,
+            "total": self.total,
+            "done": outcome.done if outcome.error is None else False,
+            "info": outcome.info if outcome.error is None else {},
+            "observation": outcome.observation if outcome.error is None else None,
+        }
+        if outcome.error is not None:
+            env["error"] = outcome.error
+        step = run_format.agent_step(
+            len(self.steps) + 1,
+            str(action["action_type"]),
+            arguments,
+            content,
+            agent.get("message") or "",
+            {**(agent.get("extra") or {}), "env": env, "transport": outcome.transport},
+            llm=bool(agent.get("llm")),
+            reasoning=agent.get("reasoning"),
+            metrics=agent.get("metrics"),
+            model=agent.get("model"),
+        )
+        self._note_latency(outcome.transport)
+        return self._append(step)
+
+    def resume(self, steps: list[dict[str, Any]]) -> None:
+        """Take over steps read back from a journal (state: total, done, last observation)."""
+        self.steps = []
+        for step in steps:
+            env = (step.get("extra") or {}).get("env") or {}
+            if step.get("source") == "user":
+                observation = env.get("observation") or {}
+                self.observation = observation
+                max_steps = observation.get("max_steps")
+                self.summary["task"]["max_steps"] = (
+                    max_steps if isinstance(max_steps, int) else None
+                )
+            elif env.get("error") is None:
+                self.total = env.get("total", self.total)
+                self.done = bool(env.get("done"))
+                self.info = env.get("info") or {}
+                self.observation = env.get("observation") or self.observation
+            self.steps.append(step)
+
+    def _note_latency(self, transport: dict[str, Any]) -> None:
+        latency = transport.get("latency_ms")
+        if isinstance(latency, (int, float)):
+            self.env_seconds += latency / 1000
+
+    def _append(self, step: dict[str, Any]) -> dict[str, Any]:
+        self.steps.append(step)
+        if self.incremental:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            _append_journal(self.run_dir / "journal.jsonl", step)
+            self._write()
+        return step
+
+    # -- finishing ------------------------------------------------------------------------
+
+    def finish(
+        self, state: dict[str, Any] | None, *, status: str = "complete", error: str | None = None
+    ) -> Path:
+        """Close the run with the final ``/state`` (None when it could not be read).
+
+        run.json ``final`` becomes ``{reward, solved, keys{}, requirements{}, episode{}}``:
+        ``reward`` is the server's final score (``info.current_score``; the running total
+        when there is no state), ``solved`` whether the incident was resolved, ``episode`` the
+        score parts (:func:`~recorder.episodes.score.score_parts`), ``resolution``,
+        ``rewards_unlocked``, ``ground_truth`` and ``analytics``. Writes every file.
+        """
+        self.summary["final"] = self.final_result(state)
+        self.summary["status"] = status
+        self.summary["error"] = error
+        if self.timestamps:
+            self.summary["finished_at"] = run_format.now()
+        if not self.incremental:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            write_json(self.run_dir / "run.json", {**self.summary, "status": "running"})
+            journal = b"".join(
+                orjson.dumps(s, option=orjson.OPT_SORT_KEYS) + b"\n" for s in self.steps
+            )
+            write_atomic(self.run_dir / "journal.jsonl", journal)
+        self._write()
+        return self.run_dir
+
+    def final_result(self, state: dict[str, Any] | None) -> dict[str, Any]:
+        """run.json ``final`` for the run so far and ``state`` (see :meth:`finish`)."""
+        resolution = (self.info.get("resolution") or self.info.get("reason")) if self.done else None
+        episode: dict[str, Any] = {
+            "done": self.done,
+            "resolution": resolution,
+            "running_total": self.total,
+            "state": state is not None,
+        }
+        if state is None:
+            return {
+                "reward": self.total,
+                "solved": resolution == "incident_resolved",
+                "keys": {"total_reward": self.total},
+                "requirements": {},
+                "episode": episode,
+            }
+        info = state.get("info") if isinstance(state.get("info"), dict) else {}
+        parts = score_parts(state, self.summary["task"]["max_steps"])
+        score = parts["reported_score"] if parts["reported_score"] is not None else self.total
+        resolved = state.get("incident_resolved") is True
+        episode.update(
+            {
+                "score": parts["reported_score"],
+                "total_reward": parts["total_reward"],
+                "resolved": resolved,
+                "parts": parts,
+                "rewards_unlocked": list(info.get("rewards_unlocked") or []),
+                "ground_truth": {
+                    "root_cause": state.get("ground_truth_root_cause"),
+                    "fix": state.get("ground_truth_fix"),
+                },
+                "analytics": info.get("analytics") or {},
+                "episode_id": state.get("episode_id"),
+                "totals_agree": parts["total_reward"] is not None
+                and abs(parts["total_reward"] - self.total) < 1e-6,
+            }
+        )
+        keys = {
+            name: parts[name]
+            for name in (
+                "total_reward",
+                "efficiency_bonus",
+                "diagnosis_bonus",
+                "noop_penalty",
+                "repeat_restart_penalty",
+            )
+        }
+        keys.update({"final_score": score, "resolved": resolved, "env_steps": parts["env_steps"]})
+        return {
+            "reward": score,
+            "solved": resolved,
+            "keys": keys,
+            "requirements": {},
+            "episode": episode,
+        }
+
+    def _write(self) -> None:
+        doc = run_format.trajectory(
+            self.run_id, self.steps, agent_name=self.agent_name, model=self.summary.get("model")
+        )
+        run_format.validate(doc)
+        write_json(self.run_dir / "trajectory.json", doc)
+        self.summary["steps"] = len(self.steps)
+        self.summary["timings"] = {
+            "wall_s": round(time.perf_counter() - self._started, 3) if self.timestamps else 0.0,
+            "grade_s": 0.0,
+            "grades": 0,
+            "env_s": round(self.env_seconds, 3),
+        }
+        write_json(self.run_dir / "run.json", self.summary)

@@ -1,0 +1,248 @@
+// Compare view: two runs of one task side by side (?a=RUN&b=RUN).
+//
+// Stable ids and data attributes (tests rely on them):
+//   #compare-error      shown (role=alert) when a run or the task cannot be loaded, or the runs' tasks differ
+//   #pick-a, #pick-b    selects of the task's runs; #compare-swap swaps them
+//   #divergence         the first step where the runs differ: [data-step=n][data-what="tool call,check states"],
+//                       data-step="" when they never differ; links a.diverge-a / a.diverge-b open each run there
+//   #compare-curve-svg  path#curve-a and path#curve-b (data-totals: comma-joined totals), line#diverge-line
+//   #compare-checks     tr[data-check-id][data-a][data-b] (pass|fail|na|none) for checks whose final state differs
+//   #compare-requirements tr[data-req] with td[data-side=a|b][data-q][data-s]
+// Every string from a run is inserted as text (see dom.js).
+
+import { byId, el, fill, svg, clear } from "./dom.js";
+import { loadRun, loadTask, loadTaskRuns } from "./data.js";
+import { formatReward } from "./format.js";
+import { failureAt, finalReward, firstDivergence, stateAt } from "./runmodel.js";
+import { pageQuery, readParams, writeParams } from "./params.js";
+
+const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
+const STATE_WORDS = { pass: "passes", fail: "fails", na: "not applicable", none: "not graded" };
+
+function showError(message) {
+  byId("compare-loading").hidden = true;
+  byId("compare-view").hidden = true;
+  const box = byId("compare-error");
+  fill(box, el("strong", null, "Cannot compare these runs. "), message, " ", el("a", { href: "index.html" }, "Back to all runs"));
+  box.hidden = false;
+}
+
+function runLink(run, n, checkId) {
+  const params = new URLSearchParams({ run: run.run_id, step: String(n) });
+  if (checkId) params.set("check", checkId);
+  return `run.html?${params.toString()}`;
+}
+
+function renderMeta(target, run) {
+  const final = run.final || {};
+  const items = [
+    ["Run", el("a", { href: runLink(run, 0) }, run.run_id)],
+    ["Policy", run.policy ?? "\u2014"],
+    ["Model", run.model ?? "\u2014"],
+    ["Steps", String(run.steps.length - 1)],
+    ["Final reward", formatReward(finalReward(run))],
+    ["Solved", el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no")],
+  ];
+  fill(target, items.map(([name, value]) => el("div", null, el("dt", null, name), el("dd", { dataset: { field: name.toLowerCase().replace(" ", "_") } }, value))));
+}
+
+function renderDivergence(a, b) {
+  const target = byId("divergence");
+  const found = firstDivergence(a, b);
+  if (!found) {
+    target.dataset.step = "";
+    target.dataset.what = "";
+    fill(target, "The runs are the same step by step: same tool calls, same check states, same rewards.");
+    return null;
+  }
+  target.dataset.step = String(found.n);
+  target.dataset.what = found.what.join(",");
+  if (found.what[0] === "length") {
+    const shorter = a.steps.length < b.steps.length ? "A" : "B";
+    fill(target, `The runs agree up to step ${found.n - 1}; run ${shorter} ends there. `,
+      el("a", { class: "diverge-a", href: runLink(a, Math.min(found.n, a.steps.length - 1)) }, "Open A"), " \u00b7 ",
+      el("a", { class: "diverge-b", href: runLink(b, Math.min(found.n, b.steps.length - 1)) }, "Open B"));
+    return found;
+  }
+  const sa = a.steps[found.n];
+  const sb = b.steps[found.n];
+  const call = (step) => (step.tool ? step.tool.name : step.source);
+  fill(
+    target,
+    el("strong", null, `Step ${found.n}`),
+    ` is the first step that differs (${found.what.join(", ")}): A ran `,
+    el("code", null, call(sa)),
+    ` and reached ${formatReward(sa.total)}; B ran `,
+    el("code", null, call(sb)),
+    ` and reached ${formatReward(sb.total)}. `,
+    el("a", { class: "diverge-a", href: runLink(a, found.n) }, "Open A at this step"),
+    " \u00b7 ",
+    el("a", { class: "diverge-b", href: runLink(b, found.n) }, "Open B at this step"),
+  );
+  return found;
+}
+
+function renderCurves(a, b, divergence) {
+  const container = clear(byId("compare-curve"));
+  const WIDTH = 1000;
+  const HEIGHT = 200;
+  const PAD = { left: 44, right: 14, top: 12, bottom: 26 };
+  const all = [...a.steps, ...b.steps].map((step) => step.total);
+  const low = Math.min(0, ...all);
+  const high = Math.max(1, ...all);
+  const last = Math.max(1, a.steps.length - 1, b.steps.length - 1);
+  const x = (n) => PAD.left + (n / last) * (WIDTH - PAD.left - PAD.right);
+  const y = (value) => PAD.top + (1 - (value - low) / (high - low)) * (HEIGHT - PAD.top - PAD.bottom);
+  const root = svg("svg", {
+    id: "compare-curve-svg",
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    role: "img",
+    "aria-label": `Reward curves: run A ends at ${formatReward(a.steps.at(-1).total)}, run B at ${formatReward(b.steps.at(-1).total)}`,
+  });
+  for (const value of [low, (low + high) / 2, high]) {
+    root.append(
+      svg("line", { class: "grid", x1: PAD.left, x2: WIDTH - PAD.right, y1: y(value), y2: y(value) }),
+      svg("text", { class: "axis-label", x: PAD.left - 6, y: y(value) + 4, "text-anchor": "end" }, value.toFixed(1)),
+    );
+  }
+  root.append(
+    svg("text", { class: "axis-label", x: PAD.left, y: HEIGHT - 6 }, "step 0"),
+    svg("text", { class: "axis-label", x: WIDTH - PAD.right, y: HEIGHT - 6, "text-anchor": "end" }, `step ${last}`),
+  );
+  if (divergence) {
+    root.append(svg("line", { id: "diverge-line", class: "diverge-line", x1: x(divergence.n), x2: x(divergence.n), y1: PAD.top, y2: HEIGHT - PAD.bottom }));
+  }
+  for (const [id, run] of [["curve-a", a], ["curve-b", b]]) {
+    const totals = run.steps.map((step) => step.total);
+    let path = `M ${x(0)} ${y(totals[0])}`;
+    for (let n = 1; n < totals.length; n += 1) path += ` H ${x(n)} V ${y(totals[n])}`;
+    root.append(svg("path", { id, class: `compare-line ${id}`, d: path, fill: "none", dataset: { totals: totals.join(",") } }, svg("title", null, `${id === "curve-a" ? "A" : "B"}: ${run.run_id}`)));
+  }
+  container.append(root);
+}
+
+function stateCell(run, n, index, check, side) {
+  const state = STATE_NAMES[stateAt(run.steps[n], index)];
+  const detail = state === "fail" ? failureAt(run, n, check.id) : "";
+  return el(
+    "td",
+    { class: "compare-state", dataset: { side, state } },
+    el("a", { class: ["state-pill", `state-${state}`], href: runLink(run, n, check.id) }, STATE_WORDS[state]),
+    detail ? el("div", { class: "check-detail" }, detail) : null,
+  );
+}
+
+function renderChecks(a, b, task) {
+  const target = clear(byId("compare-checks"));
+  const na = a.steps.length - 1;
+  const nb = b.steps.length - 1;
+  const rows = [];
+  task.checks.forEach((check, index) => {
+    const sa = stateAt(a.steps[na], index);
+    const sb = stateAt(b.steps[nb], index);
+    if (sa === sb) return;
+    rows.push(
+      el(
+        "tr",
+        { dataset: { checkId: check.id, a: STATE_NAMES[sa], b: STATE_NAMES[sb] } },
+        el("th", { scope: "row" }, el("div", { class: "check-label" }, check.label || check.id), el("div", { class: "check-meta" }, el("span", { class: "family" }, check.family || ""), " ", el("code", null, check.id))),
+        stateCell(a, na, index, check, "a"),
+        stateCell(b, nb, index, check, "b"),
+      ),
+    );
+  });
+  fill(byId("compare-checks-count"), String(rows.length));
+  if (rows.length === 0) {
+    target.append(el("p", { class: "empty", id: "compare-checks-empty" }, "Every check ends in the same state in both runs."));
+    return;
+  }
+  target.append(el("table", { class: "data-table compare-table" }, el("thead", null, el("tr", null, el("th", { scope: "col" }, "Check"), el("th", { scope: "col" }, "A"), el("th", { scope: "col" }, "B"))), el("tbody", null, rows)));
+}
+
+function score(run, id) {
+  const requirements = (run.final && run.final.requirements) || {};
+  return requirements[id] || null;
+}
+
+function renderRequirements(a, b, task) {
+  const target = clear(byId("compare-requirements"));
+  if (task.requirements.length === 0) {
+    target.append(el("p", { class: "empty" }, "This task has no requirements."));
+    return;
+  }
+  const cell = (value, side) => {
+    if (!value) return el("td", { class: "num", dataset: { side, q: "", s: "" } }, "\u2014");
+    return el("td", { class: "num", dataset: { side, q: String(value.q), s: String(value.s) } }, `q ${formatReward(value.q)} \u00b7 s ${formatReward(value.s)}`);
+  };
+  const rows = task.requirements.map((requirement) => {
+    const va = score(a, requirement.id);
+    const vb = score(b, requirement.id);
+    const better = va && vb ? (va.s > vb.s + 1e-12 ? "a" : vb.s > va.s + 1e-12 ? "b" : "") : "";
+    return el(
+      "tr",
+      { dataset: { req: requirement.id, better } },
+      el("th", { scope: "row" }, el("span", { class: "req-id" }, requirement.id), " ", el("span", { class: "req-title" }, requirement.title || ""), requirement.kind ? el("span", { class: "tag" }, requirement.kind) : null),
+      cell(va, "a"),
+      cell(vb, "b"),
+    );
+  });
+  target.append(el("table", { class: "data-table compare-table" }, el("thead", null, el("tr", null, el("th", { scope: "col" }, "Requirement"), el("th", { scope: "col", class: "num" }, "A"), el("th", { scope: "col", class: "num" }, "B"))), el("tbody", null, rows)));
+}
+
+function fillPicker(select, runs, chosen) {
+  clear(select);
+  for (const row of runs) {
+    const label = `${row.run_id} \u00b7 ${row.policy ?? "?"} \u00b7 ${formatReward(row.reward)}`;
+    select.append(el("option", { value: row.run_id, selected: row.run_id === chosen }, label));
+  }
+}
+
+async function main() {
+  const params = readParams();
+  const idA = params.get("a");
+  const idB = params.get("b");
+  if (!idA) {
+    showError("No runs chosen: the address needs ?a=<run id>&b=<run id>.");
+    return;
+  }
+  let a;
+  let b;
+  let task;
+  let taskRuns;
+  try {
+    a = await loadRun(idA);
+    task = await loadTask(a.task_id);
+    taskRuns = (await loadTaskRuns(a.task_id)).runs;
+    const other = idB || (taskRuns.find((row) => row.run_id !== idA) || {}).run_id || idA;
+    b = await loadRun(other);
+  } catch (error) {
+    showError(error.message);
+    return;
+  }
+  if (b.task_id !== a.task_id) {
+    showError(`Run A is of task \u201c${a.task_id}\u201d and run B of \u201c${b.task_id}\u201d: only runs of one task can be compared.`);
+    return;
+  }
+  writeParams({ a: a.run_id, b: b.run_id });
+  document.title = `Compare ${a.run_id} and ${b.run_id} \u00b7 3amBench Replay`;
+  fill(byId("compare-title"), task.title);
+  fillPicker(byId("pick-a"), taskRuns, a.run_id);
+  fillPicker(byId("pick-b"), taskRuns, b.run_id);
+  const go = (ra, rb) => {
+    location.search = pageQuery({ a: ra, b: rb });
+  };
+  byId("pick-a").addEventListener("change", (event) => go(event.target.value, b.run_id));
+  byId("pick-b").addEventListener("change", (event) => go(a.run_id, event.target.value));
+  byId("compare-swap").addEventListener("click", () => go(b.run_id, a.run_id));
+  byId("compare-loading").hidden = true;
+  byId("compare-view").hidden = false;
+  renderMeta(byId("compare-a-meta"), a);
+  renderMeta(byId("compare-b-meta"), b);
+  const divergence = renderDivergence(a, b);
+  renderCurves(a, b, divergence);
+  renderChecks(a, b, task);
+  renderRequirements(a, b, task);
+  document.body.dataset.ready = "1";
+}
+
+main().catch((error) => showError(`Unexpected error: ${error.message}`));
