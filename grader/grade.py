@@ -390,8 +390,11 @@ def _promql_detail(check: dict, entry: dict) -> str:
             want = "exactly one series"
         elif isinstance(expected, list):
             want = f"a value in [{expected[0]:.6g}, {expected[1]:.6g}]"
-        else:
+        elif isinstance(expected, (int, float)):
             want = f"{expected:.6g}"
+        else:  # a check without a stated value: show promtool's own exp/got
+            return (f"expected {probe['expr']} {at} to give {entry['check'].exp}; "
+                    f"got {entry['check'].got}")
         record = _witness(probe)
         return (f"expected {record} for {_service(probe)} {at} to be {want}; got "
                 + ("; ".join(values[:5]) if values else "no series"))
@@ -561,7 +564,11 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
             entry = promql_results.get("integrated", {}).get(check["id"], {})
             passed = "check" not in entry
             if not passed:
-                detail = _promql_detail(check, entry)
+                try:
+                    detail = _promql_detail(check, entry)
+                except (KeyError, ValueError, TypeError, IndexError):  # an unusual catalog check
+                    detail = (f"expected {entry['check'].exp} at {check['probe']['eval_time']}; "
+                              f"got {entry['check'].got}")
             reproduce = _reproduce_promql(check, catalog)
         elif kind == "static_label":
             defined = [r for r in rules if r.get("alert") == probe["alert"]]

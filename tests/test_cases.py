@@ -137,3 +137,19 @@ def test_routing_continue_detail_names_missing_and_extra(tmp_path):
     assert first["passed"] is False and first["score"] == 1 / 3
     assert "missing ['default-slack']" in first["detail"] and "extra ['chat-data']" in first["detail"]
     assert by_id["R1.route.positive2"]["passed"] is True
+
+
+def test_nan_latency_value_is_asserted_through_x_not_equal_x_and_alert_stays_silent(tmp_path):
+    rules = (CASES / "nan-latency" / "rules.yml").read_text()
+    quantile = ('histogram_quantile(0.99, sum by (service, le) '
+                '(rate(http_request_duration_seconds_bucket[5m])))')
+    nan = promql_check("A1.value-nan", "Value", f"count({quantile} != {quantile})", "20m", ONE)
+    equal = promql_check("A1.value-equal", "Value", f"count({quantile} == {quantile})", "20m", ONE)
+    silent = promql_check("A1.silent", "Silent",
+                          'ALERTS{alertname="CheckoutLatencyP99High",alertstate="firing"}', "20m", [])
+    task, ws = make_task(tmp_path, rules, case_series("nan-latency"), [nan, equal, silent],
+                         "CheckoutLatencyP99High")
+    checks = {c["id"]: c for c in grade(task, ws)["checks"]}
+    assert checks["A1.value-nan"]["passed"] is True  # NaN is asserted as x != x
+    assert checks["A1.value-equal"]["passed"] is False  # NaN never equals NaN
+    assert checks["A1.silent"]["passed"] is True  # NaN > 0.5 is false: silent at zero traffic
