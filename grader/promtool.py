@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-
 PROMTOOL = os.environ.get("ALERTFORGE_PROMTOOL", "promtool")
 """The promtool binary (``ALERTFORGE_PROMTOOL`` overrides, e.g. to test a hanging one)."""
 TIMEOUT_S = float(os.environ.get("ALERTFORGE_PROMTOOL_TIMEOUT", "120"))
@@ -150,7 +149,7 @@ def parse_alerts(got: str) -> list[tuple[dict[str, str], dict[str, str]]]:
     """Firing alerts in an ``alert_rule_test`` failure's ``got:`` text: ``(labels, annotations)``."""
     alerts = []
     for labels, annotations in re.findall(r"Labels:\{([^{}]*)\}\s*Annotations:\{([^{}]*)\}", got):
-        unescape = lambda v: bytes(v, "utf-8").decode("unicode_escape")  # noqa: E731
+        unescape = lambda v: bytes(v, "utf-8").decode("unicode_escape")
         alerts.append(({k: unescape(v) for k, v in _LABEL.findall(labels)},
                        {k: unescape(v) for k, v in _LABEL.findall(annotations)}))
     return alerts
