@@ -734,7 +734,7 @@ def _score(run: _Run, catalog: dict, results: list[dict], variant_pass: dict,
             neg = [1.0 if i["passed"] else 0.0 for i in items if i["id"].split(".")[-1].startswith("negative")]
             q = reward.route_q(pos, neg)
         elif kind == "inhibit":
-            def case(kind):
+            def case(kind, items=items):
                 return [1.0 if i["passed"] else 0.0 for i in items if f".{kind}." in i["id"]]
 
             q = reward.inhibit_q(case("suppressed"), case("not-suppressed"), case("bystander"))

@@ -142,16 +142,16 @@ def duration_minutes(text: str) -> int:
     total = 0.0
     for number, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text):
         total += float(number) * {"h": 60, "m": 1, "s": 1 / 60, "ms": 1 / 60000}[unit]
-    return int(round(total))
+    return round(total)
 
 
 def parse_alerts(got: str) -> list[tuple[dict[str, str], dict[str, str]]]:
     """Firing alerts in an ``alert_rule_test`` failure's ``got:`` text: ``(labels, annotations)``."""
     alerts = []
-    for labels, annotations in re.findall(r"Labels:\{([^{}]*)\}\s*Annotations:\{([^{}]*)\}", got):
+    for labels, notes in re.findall(r"Labels:\{([^{}]*)\}\s*Annotations:\{([^{}]*)\}", got):
         unescape = lambda v: bytes(v, "utf-8").decode("unicode_escape")
         alerts.append(({k: unescape(v) for k, v in _LABEL.findall(labels)},
-                       {k: unescape(v) for k, v in _LABEL.findall(annotations)}))
+                       {k: unescape(v) for k, v in _LABEL.findall(notes)}))
     return alerts
 
 

@@ -49,21 +49,38 @@ export function renderCurve(container, steps, onSelect) {
     if (step.graded) {
       root.append(svg("circle", { class: `point trend-${rewardTrend(step)}`, cx: x(n), cy: y(step.total), r: 3.5 }));
     }
-    const hit = svg(
-      "rect",
-      {
-        class: "hit",
-        x: Math.max(PAD.left - columnWidth / 2, x(n) - columnWidth / 2),
-        y: PAD.top,
-        width: columnWidth,
-        height: plotHeight,
-        dataset: { step: String(n) },
-      },
-      svg("title", null, `Step ${n}: ${formatReward(step.total)}${step.graded ? ` (${formatDelta(step.reward)})` : ""}`),
-    );
-    hit.addEventListener("click", () => onSelect(n));
-    root.append(hit);
   });
+  // One hit area for every step (a rect per step costs thousands of nodes on long runs): the
+  // pointer's x picks the step, a single column rect shows which.
+  const column = svg("rect", { class: "hover-column", y: PAD.top, width: columnWidth, height: plotHeight, visibility: "hidden" });
+  const hitTitle = svg("title", null, "Click to open a step");
+  const hit = svg(
+    "rect",
+    { class: "hit", id: "curve-hit", x: PAD.left - columnWidth / 2, y: PAD.top, width: plotWidth + columnWidth, height: plotHeight },
+    hitTitle,
+  );
+  const stepAt = (event) => {
+    const matrix = root.getScreenCTM();
+    if (!matrix) return 0;
+    const point = new DOMPoint(event.clientX, event.clientY).matrixTransform(matrix.inverse());
+    return Math.max(0, Math.min(steps.length - 1, Math.round(((point.x - PAD.left) / plotWidth) * last)));
+  };
+  let hovered = null;
+  hit.addEventListener("mousemove", (event) => {
+    const n = stepAt(event);
+    if (n === hovered) return;
+    hovered = n;
+    const step = steps[n];
+    hitTitle.textContent = `Step ${n}: ${formatReward(step.total)}${step.graded ? ` (${formatDelta(step.reward)})` : ""}`;
+    column.setAttribute("x", Math.max(PAD.left - columnWidth / 2, x(n) - columnWidth / 2));
+    column.setAttribute("visibility", "visible");
+  });
+  hit.addEventListener("mouseleave", () => {
+    hovered = null;
+    column.setAttribute("visibility", "hidden");
+  });
+  hit.addEventListener("click", (event) => onSelect(stepAt(event)));
+  root.append(column, hit);
 
   const cursor = svg("line", { class: "cursor", y1: PAD.top, y2: PAD.top + plotHeight });
   const marker = svg("circle", { id: "curve-marker", class: "marker", r: 6 });
