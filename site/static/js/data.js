@@ -43,6 +43,22 @@ async function loadJson(url, what) {
   }
 }
 
+/** The run file started by static/prefetch-run.js when it is this run's, else a fresh load. */
+async function prefetchedOrLoad(runId, url, what) {
+  const prefetch = window.__runPrefetch;
+  if (!prefetch || prefetch.runId !== runId) return loadJson(url, what);
+  window.__runPrefetch = null;
+  const result = await prefetch.result;
+  if (result.fetchError !== undefined) {
+    throw new Error(`${what} could not be fetched (${result.fetchError}). Open the site over http, not file://.`);
+  }
+  if (result.value === undefined && result.parseError === undefined) {
+    throw new Error(`${what} could not be loaded: HTTP ${result.status} for ${url}`);
+  }
+  if (result.parseError !== undefined) throw new Error(`${what} is not valid JSON (${result.parseError})`);
+  return result.value;
+}
+
 /** Why a parsed run file does not have the shape of docs/formats.md, or null when it does. */
 export function runShapeProblem(run) {
   if (!run || typeof run !== "object" || Array.isArray(run)) return "it is not a JSON object";
@@ -62,7 +78,8 @@ export function runShapeProblem(run) {
 /** data/runs/<id>.json, checked for its shape (an error names the run and what is wrong). */
 export async function loadRun(runId) {
   const what = `Run file for \u201c${runId}\u201d`;
-  const run = await loadJson(`data/runs/${encodeURIComponent(runId)}.json`, what);
+  const url = `data/runs/${encodeURIComponent(runId)}.json`;
+  const run = bundledFiles() ? await loadJson(url, what) : await prefetchedOrLoad(runId, url, what);
   const problem = runShapeProblem(run);
   if (problem) throw new Error(`${what} is malformed: ${problem}.`);
   return run;
