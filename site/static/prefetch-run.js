@@ -1,6 +1,6 @@
 // Run view, before its modules load: start fetching and parsing data/runs/<id>.json at once, so the
 // download overlaps the module downloads. static/js/data.js loadRun() takes the result when the id
-// matches. A classic script (no module), loaded from the page's head.
+// matches. A classic script (no module), loaded first thing from the page's head.
 (function prefetchRun() {
   const runId = new URLSearchParams(location.search).get("run");
   if (!runId || typeof fetch !== "function") return;
