@@ -26,7 +26,7 @@ from grader.grade import grade, pristine_scores
 
 def floor_once(kept: Path, ws: Path, route_labels: list[dict]) -> float:
     """Wall time of the external tool work of one grade, run directly."""
-    tests = sorted(kept.glob("*/test-*.yml"))
+    tests = sorted(kept.glob("*/part-*/test.yml"))
     rule_files = sorted((kept / "ws" / "rules").rglob("*.yml"))
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=4) as pool:

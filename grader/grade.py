@@ -262,38 +262,47 @@ PROMTOOL_WORKERS = 2
 
 
 def _balance(groups: list[dict], parts: int) -> list[list[dict]]:
-    """Split test groups into up to ``parts`` chunks of similar cost (horizon x tests), in order."""
-    def cost(group: dict) -> float:
-        horizon = max((promtool.duration_minutes(str(t["eval_time"]))
-                       for t in group["promql_expr_test"] + group.get("alert_rule_test", [])),
-                      default=0)
-        return horizon * (10 + len(group["promql_expr_test"]))
-
+    """Split test groups into up to ``parts`` chunks of similar cost, each in name order."""
     chunks: list[list[dict]] = [[] for _ in range(max(1, parts))]
     loads = [0.0] * len(chunks)
-    for group in sorted(groups, key=cost, reverse=True):
+    for group in sorted(groups, key=_group_cost, reverse=True):
         lightest = loads.index(min(loads))
         chunks[lightest].append(group)
-        loads[lightest] += cost(group)
+        loads[lightest] += _group_cost(group)
     return [sorted(c, key=lambda g: g["name"]) for c in chunks if c]
 
 
+def _group_cost(group: dict) -> float:
+    """Rough promtool cost of a test group: evaluation steps (its horizon) times its tests."""
+    horizon = max((promtool.duration_minutes(str(t["eval_time"]))
+                   for t in group["promql_expr_test"] + group.get("alert_rule_test", [])), default=0)
+    return horizon * (10 + len(group["promql_expr_test"]))
+
+
 def _chunks(groups: list[dict], parts: int) -> list[list[dict]]:
-    """Test groups split into promtool runs: one per requirement's scenarios (``P1-outage``
-    belongs to P1, unprefixed ones to the burn alert), so each run loads only the rule groups
-    its checks read; the largest is split further until ``parts`` runs can go at once."""
+    """Test groups split into promtool runs, costliest first.
+
+    One run per requirement's scenarios (``P1-outage`` belongs to P1, unprefixed ones to the
+    burn alert), so each run loads only the rules its checks read; then the costliest run is
+    halved until there are two runs per worker, so ``parts`` workers finish close together.
+    """
     buckets: dict[str, list[dict]] = {}
     for group in groups:
         match = re.match(r"([A-Z]+[0-9]+)-", group["name"])
         buckets.setdefault(match.group(1) if match else "", []).append(group)
     chunks = [buckets[key] for key in sorted(buckets)]
-    while 0 < len(chunks) < parts:
-        largest = max(chunks, key=len)
-        if len(largest) < 2:
+
+    def cost(chunk: list[dict]) -> float:
+        return sum(_group_cost(g) for g in chunk)
+
+    while 0 < len(chunks) < 2 * parts:
+        splittable = [c for c in chunks if len(c) >= 2]
+        if not splittable:
             break
+        largest = max(splittable, key=cost)
         chunks.remove(largest)
         chunks += _balance(largest, 2)
-    return chunks
+    return sorted(chunks, key=cost, reverse=True)
 
 
 _PROMTOOL_CACHE: dict[str, list] = {}
@@ -499,6 +508,21 @@ def _reference_needed(run: _Run, reqs: dict, reference_reqs: set[str], names: se
     return theirs != ours
 
 
+_PRISTINE_GROUPS: dict[str, dict] = {}
+
+
+def _pristine_groups(task_dir: Path) -> dict:
+    """Rule groups of the task's pristine repo by name (memoized per task content)."""
+    key = task_fingerprint(task_dir)
+    if key not in _PRISTINE_GROUPS:
+        groups = {}
+        for rule_file in load_workspace(task_dir / "environment" / "monitoring").rule_files:
+            for group in rule_file.groups:
+                groups[group.get("name")] = group
+        _PRISTINE_GROUPS[key] = groups
+    return _PRISTINE_GROUPS[key]
+
+
 def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
     checks = catalog["checks"]
     reqs = {r["id"]: r for r in catalog.get("requirements", [])}
@@ -544,11 +568,7 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
         except (inhibition.InhibitConfigError, ValueError) as err:
             inhibit_error = str(err)
 
-    pristine_groups = {}
-    pristine_ws = load_workspace(run.task_dir / "environment" / "monitoring")
-    for rule_file in pristine_ws.rule_files:
-        for group in rule_file.groups:
-            pristine_groups[group.get("name")] = group
+    pristine_groups = _pristine_groups(run.task_dir)
 
     results = []
     variant_pass: dict[str, dict[str, float]] = {"integrated": {}, "reference": {}}

@@ -66,9 +66,23 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+_C_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
 def load_yaml_text(text: str):
-    """Parse YAML with the safe loader, aliases refused (raises yaml.YAMLError)."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)
+    """Parse YAML with the safe loader, aliases refused (raises yaml.YAMLError).
+
+    With libyaml present, the text is first scanned (in C) for alias tokens, then loaded by
+    the C safe loader; otherwise the pure-Python loader refuses aliases as it composes. Either
+    way a YAML alias bomb is an error before anything expands.
+    """
+    if _C_LOADER is None:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    for token in yaml.scan(text, Loader=_C_LOADER):
+        if isinstance(token, yaml.AliasToken):
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases are not allowed in monitoring files", token.start_mark)
+    return yaml.load(text, Loader=_C_LOADER)  # noqa: S506 - libyaml's safe loader
 
 
 def read_text(path: Path) -> tuple[str | None, str | None]:
