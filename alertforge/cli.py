@@ -7,6 +7,7 @@ file and the problem; never a traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -273,6 +274,11 @@ def _seed(text: str) -> int:
     return value
 
 
+DEFAULT_JOBS = max(1, (os.cpu_count() or 2) // 2)
+"""Worker processes by default: each grade already runs two promtool processes at once, so
+one worker per two cores (on 2 cores -j 1 records 1.67 graded steps/s, -j 2 only 1.39)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="alertforge", description=__doc__.splitlines()[0])
@@ -323,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     ref = sub.add_parser("record-reference", help="record the reference policies on every task")
     ref.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
     ref.add_argument("--out", default="runs")
-    ref.add_argument("-j", "--jobs", type=int, default=2)
+    ref.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS,
+                     help=f"worker processes (default {DEFAULT_JOBS}: one per two cores)")
     ref.add_argument("--policies", default="oracle,nop,partial",
                      help="comma-separated: oracle, nop, partial, adversary:<kind>, ...")
     ref.add_argument("--mutants", type=int, default=0, help="mutant runs per task (seeds 1..N)")
@@ -356,12 +363,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
     demo.add_argument("--runs", default=str(SPACE_DIR.parent / "runs"))
     demo.add_argument("--out", default=str(SPACE_DIR))
-    demo.add_argument("-j", "--jobs", type=int, default=2)
+    demo.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS)
     demo.set_defaults(func=_cmd_demo)
 
     gate = sub.add_parser("gate", help="acceptance gate: oracle 1, no-op 0, partial band, adversaries, mutants")
     gate.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
-    gate.add_argument("-j", "--jobs", type=int, default=2)
+    gate.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS)
     gate.set_defaults(func=_cmd_gate)
 
     harbor = sub.add_parser("import-harbor", help="Harbor job folders (ATIF trajectories) into "
