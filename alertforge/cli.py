@@ -105,6 +105,13 @@ def _cmd_import_harbor(args) -> int:
         rewards = f"harbor {row['harbor_reward']}, regrade {row['regrade_reward']}"
         lossy = f", {row['lossy_steps']} lossy step(s)" if row["lossy_steps"] else ""
         print(f"{row['run_id']}: {row['replay']}{lossy} ({rewards})")
+        if row["replay"] == "terminal-only":
+            from alertforge.files import read_json
+
+            notes = read_json(Path(args.out) / row["run_id"] / "run.json").get("notes") or []
+            reason = "; ".join(str(n) for n in notes) or "no trajectory to replay"
+            print(f"alertforge: import-harbor: {row['path']}: imported terminal-only (rewards only): "
+                  f"{reason}", file=sys.stderr)
         if row["validation_errors"]:
             print(f"alertforge: import-harbor: {row['path']}: trajectory fails ATIF validation "
                   f"({row['validation_errors']} error(s), imported anyway; see run.json "
@@ -401,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     gen = sub.add_parser("generate", help="(re)generate the task corpus")
     gen.add_argument("--out", required=True)
-    gen.add_argument("--master-seed", type=int)
+    gen.add_argument("--master-seed", type=_seed, help="a non-negative integer: a fresh private set")
     gen.set_defaults(func=_cmd_generate)
     return parser
 
@@ -419,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # output piped into head: stop quietly
         return 0
+    except (FileExistsError, NotADirectoryError, IsADirectoryError, PermissionError) as err:
+        print(f"alertforge: {err.filename}: {err.strerror} (cannot write there)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("alertforge: interrupted", file=sys.stderr)
         return 130

@@ -111,7 +111,15 @@ def find_trials(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[dict]]:
             found.append((path, path.parent.name))
             continue
         subfolders = sorted(p for p in path.iterdir() if p.is_dir())
-        trials = [p for p in subfolders if _is_trial_folder(p)]
+        trials = [p for p in subfolders if _is_trial_folder(p)
+                  and not any(_is_trial_folder(q) for q in p.iterdir() if q.is_dir())]
+        jobs = [p for p in subfolders if p not in trials
+                and any(_is_trial_folder(q) for q in p.iterdir() if q.is_dir())]
+        if jobs and not trials:  # a folder of job folders: import every job in it
+            more, more_skipped = find_trials(jobs)
+            found += more
+            skipped += more_skipped
+            continue
         if not trials:
             raise BadInput(path, "no trial folders here (none holds result.json, agent/ or "
                            "verifier/)")

@@ -85,3 +85,17 @@ def test_symlinked_rule_file_is_a_syntax_error(tmp_path):
     result = json.loads(out.stdout)
     assert result["keys"]["syntax_ok"] == 0
     assert any(e["file"] == "rules/z.yml" and "symlink" in e["message"] for e in result["syntax_errors"])
+
+
+def test_output_under_a_file_is_bad_input_not_a_traceback(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    for args in (["generate", "--out", str(tmp_path / "afile" / "sub")],
+                 ["export", str(tmp_path / "nope"), "--out", str(tmp_path / "afile" / "sub")]):
+        out = cli(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+def test_negative_master_seed_is_refused():
+    out = cli("generate", "--out", "/tmp/never-written", "--master-seed", "-1")
+    assert out.returncode == 2 and "seed must be >= 0" in out.stderr
