@@ -82,6 +82,39 @@ TOOL_SPECS: list[dict] = [
 """OpenAI function definitions of the tools in :mod:`recorder.tools`, in the order shown."""
 
 
+def chat_completion(client: Any, settings: Any, messages: list[dict], tools: list[dict],
+                    seed: int | None) -> tuple[dict, dict | None]:
+    """One OpenAI-compatible chat completion with tools: ``(reply message dict, ATIF metrics)``.
+
+    The message carries the answering model's name under ``_model``; ``settings`` gives the
+    model, base URL, temperature, token cap and prices (see :class:`LLMSettings`).
+
+    Raises:
+        LLMError: the endpoint failed, or its reply has no ``choices[0].message``.
+    """
+    import openai
+
+    request: dict[str, Any] = {"model": settings.model, "messages": messages, "tools": tools}
+    if seed is not None:
+        request["seed"] = seed
+    if settings.temperature is not None:
+        request["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        request["max_tokens"] = settings.max_tokens
+    try:
+        response = client.chat.completions.create(**request)
+    except openai.APIError as err:
+        raise LLMError(f"{settings.base_url}: {type(err).__name__}: {err}") from None
+    data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+    choices = data.get("choices") or []
+    if not choices or not isinstance(choices[0].get("message"), dict):
+        raise LLMError(f"{settings.base_url}: reply has no choices[0].message")
+    metrics = step_metrics(data.get("usage"), settings, choices[0].get("finish_reason"))
+    message = dict(choices[0]["message"])
+    message["_model"] = data.get("model")
+    return message, metrics
+
+
 class LLMError(RuntimeError):
     """The endpoint failed (connection, HTTP status, timeout, malformed reply).
 
@@ -277,26 +310,7 @@ class LLMAgent(Agent):
 
     def _complete(self) -> tuple[dict, dict | None]:
         """One chat completion: (the reply message as a dict, its metrics)."""
-        import openai
-
-        request: dict[str, Any] = {"model": self.settings.model, "messages": self.messages,
-                                   "tools": TOOL_SPECS, "seed": self.seed}
-        if self.settings.temperature is not None:
-            request["temperature"] = self.settings.temperature
-        if self.settings.max_tokens is not None:
-            request["max_tokens"] = self.settings.max_tokens
-        try:
-            response = self.client.chat.completions.create(**request)
-        except openai.APIError as err:
-            raise LLMError(f"{self.settings.base_url}: {type(err).__name__}: {err}") from None
-        data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
-        choices = data.get("choices") or []
-        if not choices or not isinstance(choices[0].get("message"), dict):
-            raise LLMError(f"{self.settings.base_url}: reply has no choices[0].message")
-        metrics = step_metrics(data.get("usage"), self.settings, choices[0].get("finish_reason"))
-        message = choices[0]["message"]
-        message["_model"] = data.get("model")
-        return message, metrics
+        return chat_completion(self.client, self.settings, self.messages, TOOL_SPECS, self.seed)
 
     def _next_turn(self) -> list[Decision]:
         """Ask the model (reminding it once if it answers without a tool call)."""

@@ -30,7 +30,13 @@ from typing import Any
 
 from alertforge.errors import BadInput
 from recorder.episodes.policies import ACTION_FIELDS, ACTION_TYPES, EpisodePolicy
-from recorder.llm_agent import LLMError, LLMSettings, _add_metrics, _arguments, step_metrics
+from recorder.llm_agent import (
+    LLMError,
+    LLMSettings,
+    _add_metrics,
+    _arguments,
+    chat_completion,
+)
 
 SYSTEM_PROMPT = """You are the on-call SRE for a production system in the middle of an \
 incident. You act on the system only through the tools: each tool call is one action, and \
@@ -285,31 +291,7 @@ class LLMEpisodePolicy(EpisodePolicy):
         self.current = None
 
     def _complete(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        import openai
-
-        request: dict[str, Any] = {
-            "model": self.settings.model,
-            "messages": self.messages,
-            "tools": ACTION_TOOLS,
-        }
-        if self.seed is not None:
-            request["seed"] = self.seed
-        if self.settings.temperature is not None:
-            request["temperature"] = self.settings.temperature
-        if self.settings.max_tokens is not None:
-            request["max_tokens"] = self.settings.max_tokens
-        try:
-            response = self.client.chat.completions.create(**request)
-        except openai.APIError as err:
-            raise LLMError(f"{self.settings.base_url}: {type(err).__name__}: {err}") from None
-        data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
-        choices = data.get("choices") or []
-        if not choices or not isinstance(choices[0].get("message"), dict):
-            raise LLMError(f"{self.settings.base_url}: reply has no choices[0].message")
-        metrics = step_metrics(data.get("usage"), self.settings, choices[0].get("finish_reason"))
-        message = dict(choices[0]["message"])
-        message["_model"] = data.get("model")
-        return message, metrics
+        return chat_completion(self.client, self.settings, self.messages, ACTION_TOOLS, self.seed)
 
     def _next_turn(self) -> list[dict[str, Any]]:
         """Ask the model (one reminder after a reply without a tool call); [] when it gave none."""
