@@ -139,9 +139,9 @@ class _Run:
         self.syntax_errors: list[dict] = []
         self.timings: dict[str, float] = {}
         self.valid_rules: list[RuleFile] = []
-        self.rule_paths: dict[str, Path] = {}
         self.am_path: Path | None = None
         self.am_error: str | None = None
+        self.fingerprint = ""
 
     def check_syntax(self) -> None:
         started = time.perf_counter()
@@ -160,7 +160,6 @@ class _Run:
                 self.syntax_errors.append({"file": rule_file.rel, "message": problem})
             else:
                 self.valid_rules.append(rule_file)
-                self.rule_paths[rule_file.rel] = path
         if self.ws.alertmanager_error:
             self.am_error = self.ws.alertmanager_error
         else:
@@ -455,10 +454,12 @@ def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
     if not root.is_dir():
         raise BadInput(root, "workspace is not a directory")
     ws = load_workspace(root)
+    fingerprint = task_fingerprint(task_dir)  # once a grade: it reads the pristine repo
     if pristine is None:
-        pristine = pristine_scores(task_dir, catalog)
+        pristine = pristine_scores(task_dir, fingerprint)
     with tempfile.TemporaryDirectory(prefix="alertforge-grade-") as tmp:
         run = _Run(task_dir, catalog, ws, Path(tmp))
+        run.fingerprint = fingerprint
         run.check_syntax()
         result = _evaluate(run, catalog, pristine)
         if keep is not None:  # the benchmark replays the generated files to measure the floor
@@ -482,9 +483,12 @@ def task_fingerprint(task_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def pristine_scores(task_dir: Path, catalog: dict | None = None) -> dict[str, float]:
-    """q of every requirement on the task's pristine repo (memoized per task content)."""
-    key = task_fingerprint(task_dir)
+def pristine_scores(task_dir: Path, key: str | None = None) -> dict[str, float]:
+    """q of every requirement on the task's pristine repo (memoized per task content).
+
+    ``key`` is the task's :func:`task_fingerprint` when the caller already has it.
+    """
+    key = key or task_fingerprint(task_dir)
     if key not in _PRISTINE_CACHE:
         result = grade(task_dir, None, pristine={})
         _PRISTINE_CACHE[key] = {r["id"]: r["q"] for r in result["requirements"]}
@@ -511,9 +515,8 @@ def _reference_needed(run: _Run, reqs: dict, reference_reqs: set[str], names: se
 _PRISTINE_GROUPS: dict[str, dict] = {}
 
 
-def _pristine_groups(task_dir: Path) -> dict:
-    """Rule groups of the task's pristine repo by name (memoized per task content)."""
-    key = task_fingerprint(task_dir)
+def _pristine_groups(task_dir: Path, key: str) -> dict:
+    """Rule groups of the task's pristine repo by name (memoized per task content ``key``)."""
     if key not in _PRISTINE_GROUPS:
         groups = {}
         for rule_file in load_workspace(task_dir / "environment" / "monitoring").rule_files:
@@ -568,7 +571,7 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
         except (inhibition.InhibitConfigError, ValueError) as err:
             inhibit_error = str(err)
 
-    pristine_groups = _pristine_groups(run.task_dir)
+    pristine_groups = _pristine_groups(run.task_dir, run.fingerprint)
 
     results = []
     variant_pass: dict[str, dict[str, float]] = {"integrated": {}, "reference": {}}

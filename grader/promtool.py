@@ -81,9 +81,6 @@ def check_rules_many(paths: list[Path], workers: int = 4, batch: int = 64) -> li
     return [None if str(p) in succeeded else messages[str(p)] for p in paths]
 
 
-CHECK_TAG = "\n# check "
-WITNESS_TAG = "\n# witness "
-
 
 def tagged(expr: str, kind: str, check_id: str) -> str:
     """The expression with a trailing PromQL comment that names the check (or its witness)."""

@@ -11,6 +11,7 @@ Jaccard 1/2; grading the same workspace twice gives byte-identical JSON apart fr
 
 from __future__ import annotations
 
+import random
 import shutil
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -83,7 +84,8 @@ def _case(job: tuple[str, str]) -> list[GateRow]:
             from recorder.policies import _mutation_context, _solution_files
 
             kind = case.split(":", 1)[1]
-            files = MUTANTS[kind](_solution_files(task_dir), _mutation_context(task_dir), None)
+            files = MUTANTS[kind](_solution_files(task_dir), _mutation_context(task_dir),
+                                  random.Random(f"gate/{kind}"))
             for rel, text in files.items():
                 run_tool(ws, "write_file", {"path": rel, "content": text})
         result = grade(task_dir, ws)
