@@ -268,7 +268,12 @@ def _cmd_gate(args) -> int:
 def _cmd_generate(args) -> int:
     from tasks.generator.generate import generate
 
-    written = generate(Path(args.out), master_seed=args.master_seed)
+    from tasks.generator.workflows import implemented
+
+    unknown = [w for w in args.workflow or [] if w not in implemented()]
+    if unknown:
+        raise BadInput(unknown[0], f"unknown workflow; known: {', '.join(implemented())}")
+    written = generate(Path(args.out), master_seed=args.master_seed, workflows=args.workflow)
     for path in written:
         print(path)
     return 0
@@ -409,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="(re)generate the task corpus")
     gen.add_argument("--out", required=True)
     gen.add_argument("--master-seed", type=_seed, help="a non-negative integer: a fresh private set")
+    gen.add_argument("--workflow", action="append",
+                     help="only this workflow (repeatable; default: every workflow)")
     gen.set_defaults(func=_cmd_generate)
     return parser
 

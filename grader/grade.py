@@ -400,6 +400,8 @@ def _promql_detail(check: dict, entry: dict) -> str:
             want = f"a value in [{expected[0]:.6g}, {expected[1]:.6g}]"
         elif isinstance(expected, (int, float)):
             want = f"{expected:.6g}"
+        elif expected == "NaN":
+            want = "NaN (0/0)"
         else:  # a check without a stated value: show promtool's own exp/got
             return (f"expected {probe['expr']} {at} to give {entry['check'].exp}; "
                     f"got {entry['check'].got}")

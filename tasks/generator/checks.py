@@ -58,16 +58,23 @@ class Catalog:
 def _condition(world: World, scenario: Scenario, req: dict, semantics: str) -> list[bool]:
     """The reference alert's condition per minute: what a correct rule's expression selects.
 
-    ``burn``: both the 1h and 5m error ratios over the threshold (SRE Workbook multiwindow);
-    ``ratio``: the error ratio over one window over the threshold.
+    ``burn`` / ``latency-burn``: both the 1h and 5m SLI ratios over the threshold (SRE
+    Workbook, ch. 5, multiwindow burn rate; a latency SLI counts requests slower than the
+    SLO's bucket bound as bad); ``ratio``: the error ratio over one window over the
+    threshold; ``down``: every target of the service has ``up`` == 0 (with ``absent``: or no ``up`` at
+    all, which only ``absent()`` sees).
     """
     svc = world.service(req["service"])
     cnt, _ = counters(world, scenario, svc)
     condition = req.get("condition") or {"type": "burn"}
+    if condition["type"] == "down":  # absent: no up series at all counts as down too
+        return [all(pod[t] is None or pod[t] == 0 for pod in cnt.up)
+                and (condition.get("absent") or any(pod[t] is not None for pod in cnt.up))
+                for t in range(scenario.horizon + 1)]
     threshold = req["threshold"]
     cond = []
     for t in range(scenario.horizon + 1):
-        if condition["type"] == "burn":
+        if condition["type"] in ("burn", "latency-burn"):
             short = promsim.error_ratio(cnt.errors, cnt.totals, t, 5, semantics)
             long = promsim.error_ratio(cnt.errors, cnt.totals, t, 60, semantics)
             cond.append(promsim.gt(short, threshold) and promsim.gt(long, threshold))
@@ -76,6 +83,13 @@ def _condition(world: World, scenario: Scenario, req: dict, semantics: str) -> l
             ratio = promsim.error_ratio(cnt.errors, cnt.totals, t, window, semantics)
             cond.append(promsim.gt(ratio, threshold))
     return cond
+
+
+def _outage_window(scenario: Scenario, service: str) -> tuple[int, int]:
+    """(start, end) minutes of the service's outage in ``scenario`` (phases or targets down)."""
+    spans = [(p.start, p.end) for p in scenario.phases.get(service, [])]
+    spans += [(o.start, o.end) for o in scenario.outages.get(service, [])]
+    return min(a for a, _ in spans), max(b for _, b in spans)
 
 
 def _states(world: World, scenario: Scenario, req: dict) -> dict[str, tuple[list[bool], list[bool]]]:
@@ -105,17 +119,15 @@ def _first(values: list[bool], start: int = 0) -> int | None:
     return None
 
 
-def _alert_checks(catalog: Catalog, world: World, req: dict, all_scenarios: dict[str, Scenario],
+def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str, Scenario],
                   prefix: str = "") -> None:
     """Fire, Timing, Silent, Dup, Label and Annotation checks of an alert or repair requirement.
 
-    The requirement's scenarios are ``all_scenarios[prefix + name]`` for the names of
-    :func:`tasks.generator.scenarios.alert_scenarios`.
+    ``scenarios``: the requirement's scenarios by unprefixed name (``outage``, ``normal``...,
+    from :func:`tasks.generator.scenarios.alert_scenarios`); their ids carry ``prefix``.
     """
     rid, alert, service = req["id"], req["alert"], req["service"]
-    scenarios = {name: all_scenarios[prefix + name] for name in
-                 ("normal", "outage", "under", "over", "spike", "long-spike", "low-traffic",
-                  "other-fails") if prefix + name in all_scenarios}
+    condition = (req.get("condition") or {"type": "burn"})["type"]
     for_min = req["for_s"] // world.evaluation_interval_s
     firing = _alerts(alert, service)
     anywhere = _alerts(alert)
@@ -148,13 +160,12 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, all_scenarios: dict
 
     # Outage: silent before, not before `for` has elapsed, on time after it, firing, recovery.
     outage = _states(world, scenarios["outage"], req)
-    outage_end = max(p.end for p in scenarios["outage"].phases[service])
+    outage_start, outage_end = _outage_window(scenarios["outage"], service)
     true_at = max(_first(cond) for cond, _ in outage.values())
     fires_at = [_first(fire) for _, fire in outage.values()]
     if any(f is None for f in fires_at):
         raise CatalogError(f"{rid}: the outage never fires the reference alert")
     earliest, latest = min(fires_at), max(fires_at)
-    outage_start = min(p.start for p in scenarios["outage"].phases[service])
     silent("outage", outage_start - 5, "Silent",
            f"Silent before the {service} outage ({outage_start - 5}m)",
            "Normal traffic just before the outage must not page")
@@ -193,6 +204,35 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, all_scenarios: dict
     silent("outage", recovered + 1, "Silent", f"Silent after recovery ({recovered + 1}m)",
            "Once the 5m window is clean the page must resolve, though the 1h window still burns")
 
+    if condition == "down":
+        _down_probes(world, req, scenarios, fire, silent)
+    else:
+        _traffic_probes(world, req, scenarios, fire, silent, silent_for, steady)
+
+    for name, value in sorted(req["labels"].items()):
+        catalog.add(f"{rid}.static-label.{name}", rid, "Label",
+                    f"The rule declares {name}: {value}",
+                    "Static labels on the rule are what routing sees before it ever fires",
+                    {"type": "static_label", "alert": alert, "name": name, "value": value})
+    annotations = req.get("annotations") or {}
+    for key, rule in sorted(annotations.items()):
+        expect = dict(rule)
+        if "equals" in expect:
+            label = f"Annotation {key} is {expect['equals']}"
+        elif "contains" in expect:
+            label = f"Annotation {key} resolves to text naming {expect['contains']}"
+        else:
+            label = f"Annotation {key} is present"
+        catalog.add(f"{rid}.annotation.{key}", rid, "Annotation", label,
+                    "On-call reads the annotations first; templates must resolve",
+                    {"type": "annotation", "scenario": prefix + "outage", "eval_time": f"{label_at}m",
+                     "alert": alert, "service": service, "key": key, "expect": expect})
+
+
+def _traffic_probes(world: World, req: dict, scenarios: dict[str, Scenario], fire, silent,
+                    silent_for, steady: int) -> None:
+    """Fire and Silent probes of an error-ratio or burn-rate alert beyond its outage."""
+    rid, alert, service = req["id"], req["alert"], req["service"]
     silent("normal", 30, "Silent", "Silent on normal traffic (30m)",
            "Baseline errors are far under the burn threshold")
     silent("normal", 80, "Silent", "Silent on normal traffic (80m)",
@@ -220,25 +260,31 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, all_scenarios: dict
     long_fire = max(_first(fire) or 10**6 for _, fire in long_spike.values()) + MARGIN + 1
     fire("long-spike", long_fire, "Fire", f"Fires on a 25-minute burst ({long_fire}m)",
          "A long enough burst burns the 1h budget too: it must page")
+    if "no-traffic" in scenarios:
+        for t in (60, 85):
+            silent("no-traffic", t, "Silent", f"Silent at zero traffic ({t}m)",
+                   "With no requests the SLI is 0/0 = NaN: that is no burn, and must not page")
 
-    for name, value in sorted(req["labels"].items()):
-        catalog.add(f"{rid}.static-label.{name}", rid, "Label",
-                    f"The rule declares {name}: {value}",
-                    "Static labels on the rule are what routing sees before it ever fires",
-                    {"type": "static_label", "alert": alert, "name": name, "value": value})
-    annotations = req.get("annotations") or {}
-    for key, rule in sorted(annotations.items()):
-        expect = dict(rule)
-        if "equals" in expect:
-            label = f"Annotation {key} is {expect['equals']}"
-        elif "contains" in expect:
-            label = f"Annotation {key} resolves to text naming {expect['contains']}"
-        else:
-            label = f"Annotation {key} is present"
-        catalog.add(f"{rid}.annotation.{key}", rid, "Annotation", label,
-                    "On-call reads the annotations first; templates must resolve",
-                    {"type": "annotation", "scenario": prefix + "outage", "eval_time": f"{label_at}m",
-                     "alert": alert, "service": service, "key": key, "expect": expect})
+
+def _down_probes(world: World, req: dict, scenarios: dict[str, Scenario], fire, silent) -> None:
+    """Fire and Silent probes of a "service down" alert beyond its outage."""
+    service = req["service"]
+    for_min = req["for_s"] // world.evaluation_interval_s
+    for t in (60 + for_min + MARGIN + 1, 80) if "vanish" in scenarios else ():
+        fire("vanish", t, "Fire", f"Fires when {service}'s targets vanish ({t}m)",
+             "With no up series at all, == 0 selects nothing: only absent() sees the outage")
+    for t in (30, 80):
+        silent("normal", t, "Silent", f"Silent on normal traffic ({t}m)",
+               "Every target is up")
+    for t in (60, 80):
+        silent("one-pod", t, "Silent", f"Silent with one pod down ({t}m)",
+               "One replica down is not the service down: the page is per service")
+    for t in (60, 62, 65):
+        silent("blip", t, "Silent", f"Silent through a missed scrape ({t}m)",
+               f"A blip shorter than for: {for_min}m is not an outage")
+    for t in (70, 80):
+        silent("other-fails", t, "Silent", f"Silent while another service is down ({t}m)",
+               f"The alert is about {service}")
 
 
 def _value_band(values: list[float | None], rel: float) -> tuple[float, float] | None:
@@ -251,7 +297,7 @@ def _value_band(values: list[float | None], rel: float) -> tuple[float, float] |
 def _recording_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str, Scenario]) -> None:
     rid, service = req["id"], req["service"]
     svc = world.service(service)
-    windows = {"5m": 5, "1h": 60}
+    windows = {"5m": 5, "30m": 30, "1h": 60}
     points = [("normal", 90), ("outage", 75), ("outage", 95), ("over", 80)]
     for window, record in sorted(req["records"].items(), key=lambda kv: windows[kv[0]]):
         catalog.add(f"{rid}.card.{record}", rid, "Cardinality",
@@ -275,32 +321,54 @@ def _recording_checks(catalog: Catalog, world: World, req: dict, scenarios: dict
                         {"type": "promql", "scenario": scenario_id, "eval_time": f"{t}m",
                          "expr": f'count({record}{{service="{service}"}} > {lo!r} < {hi!r})',
                          "exp_samples": ONE, "expected_value": values[0] if exact else [lo, hi]})
+        if "no-traffic" in scenarios:
+            sel = f'{record}{{service="{service}"}}'
+            catalog.add(f"{rid}.value.{record}.no-traffic@60m", rid, "Value",
+                        f"{record} for {service} is NaN with no traffic (no-traffic, 60m)",
+                        "0/0 is NaN: the series stays, and no alert on it fires",
+                        {"type": "promql", "scenario": "no-traffic", "eval_time": "60m",
+                         "expr": f"count({sel} != {sel})", "exp_samples": ONE,
+                         "expected_value": "NaN"})
 
 
 def _route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None) -> None:
+    """Route checks: positives (Jaccard of receivers), an end-to-end chain, negatives.
+
+    By default the positives are the team's new alert and its service's Down alert, the chain
+    routes the labels the agent's own rule carries, and the negatives are every other team's
+    Down alert. A requirement may list its own ``cases`` (``positives`` / ``negatives``:
+    label sets) and ``chain_alert`` instead (moved routes, renamed receivers).
+    """
     rid, team, receiver = req["id"], req["team"], req["receiver"]
     service = req["service"]
-    positives = []
-    if alert_req is not None:
-        positives.append({"alertname": alert_req["alert"], "service": service, **alert_req["labels"]})
-    positives.append({"alertname": f"{world.service(service).camel}Down", "service": service,
-                      "severity": "page", "team": team})
-    if alert_req is not None:
+    expect = sorted([receiver, AUDIT])
+    chain_alert = req.get("chain_alert", alert_req["alert"] if alert_req else None)
+    cases = req.get("cases")
+    if cases is None:
+        positives = []
+        if alert_req is not None:
+            positives.append({"alertname": alert_req["alert"], "service": service, **alert_req["labels"]})
+        positives.append({"alertname": f"{world.service(service).camel}Down", "service": service,
+                          "severity": "page", "team": team})
+        negatives = [{"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page",
+                      "team": svc.team} for svc in world.services if svc.team != team]
+    else:
+        positives, negatives = cases["positives"], cases["negatives"]
+    if chain_alert is not None:
         catalog.add(f"{rid}.route.chain", rid, "Route",
-                    f"The labels {alert_req['alert']} really carries reach {receiver}",
+                    f"The labels {chain_alert} really carries reach {receiver}",
                     "End to end: the agent's own alert rule's labels are routed, not the spec's",
-                    {"type": "route_chain", "alert": alert_req["alert"], "service": service,
-                     "expect": sorted([receiver, AUDIT])})
+                    {"type": "route_chain", "alert": chain_alert, "service": service,
+                     "expect": expect})
     for index, labels in enumerate(positives, 1):
         catalog.add(f"{rid}.route.positive{index}", rid, "Route",
-                    f"{labels['alertname']} reaches {receiver} and the audit log",
+                    f"{labels['alertname']} for {labels.get('service', 'any service')} reaches "
+                    f"{receiver} and the audit log",
                     f"Team {team} is on call for {service}; every page is also audited",
-                    {"type": "route", "labels": labels, "expect": sorted([receiver, AUDIT])})
-    for index, svc in enumerate([s for s in world.services if s.team != team], 1):
-        labels = {"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page",
-                  "team": svc.team}
+                    {"type": "route", "labels": labels, "expect": expect})
+    for index, labels in enumerate(negatives, 1):
         catalog.add(f"{rid}.route.negative{index}", rid, "Route",
-                    f"{svc.name}'s page does not reach {receiver}",
+                    f"{labels.get('service', labels['alertname'])}'s page does not reach {receiver}",
                     "A catch-all route pages the wrong team",
                     {"type": "route", "labels": labels, "forbid": [receiver]})
 
@@ -312,15 +380,17 @@ def _inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict |
     source = {"alertname": req["source"], "severity": "page", **base}
     bystander_svc = next(s for s in world.services if s.name != service)
     cases = []
+    severities = req.get("target_severity") or {}
     for target in req["targets"]:
-        severity = "page" if alert_req and target == alert_req["alert"] else "ticket"
+        severity = severities.get(target) or (
+            "page" if alert_req and target == alert_req["alert"] else "ticket")
         cases.append((f"suppressed.{target}", f"{target} is muted while {req['source']} fires",
                       [source, {"alertname": target, "severity": severity, **base}], 1, True))
     first = req["targets"][0]
     other = next(s for s in world.services if s.name != service)
     other_down = {"alertname": f"{other.camel}Down", "severity": "page", "service": other.name,
                   "team": other.team}
-    target_alert = {"alertname": first, "severity": "page", **base}
+    target_alert = {"alertname": first, "severity": severities.get(first, "page"), **base}
     cases += [
         ("not-suppressed.reversed", f"{req['source']} itself stays active while {first} fires",
          [target_alert, source], 1, False),
@@ -356,6 +426,16 @@ def _rule_groups(doc) -> list[dict]:
 
 
 def _preservation_checks(catalog: Catalog, world: World, pristine: Path, touched: set[str]) -> None:
+    """One check per untouched pristine rule, receiver, route, inhibit rule and the global block.
+
+    Requirements name what they change: alert and repair requirements their rule, route and
+    inhibit requirements ``replaces`` (``{"receivers": [names], "routes": [1-based indexes],
+    "inhibit_rules": [1-based indexes]}``).
+    """
+    replaced: dict[str, set] = {"receivers": set(), "routes": set(), "inhibit_rules": set()}
+    for req in world.requirements:
+        for key, items in (req.get("replaces") or {}).items():
+            replaced[key].update(items)
     for path in sorted((pristine / "rules").rglob("*.y*ml")):
         rel = path.relative_to(pristine).as_posix()
         for group in _rule_groups(_load_yaml(path)):
@@ -372,15 +452,21 @@ def _preservation_checks(catalog: Catalog, world: World, pristine: Path, touched
                             {"type": "preserve", "what": "rule", "file": rel, "item": rule})
     am = _load_yaml(pristine / "alertmanager" / "alertmanager.yml")
     for receiver in am.get("receivers") or []:
+        if receiver["name"] in replaced["receivers"]:
+            continue
         catalog.add(f"P.receiver.{receiver['name']}", None, "Preservation",
                     f"Receiver {receiver['name']} is unchanged", "Receivers are shared by teams",
                     {"type": "preserve", "what": "receiver", "item": receiver})
     for index, route in enumerate((am.get("route") or {}).get("routes") or [], 1):
+        if index in replaced["routes"]:
+            continue
         catalog.add(f"P.route.{index}", None, "Preservation",
                     f"Route to {route.get('receiver')} is unchanged",
                     "Existing teams keep their routing",
                     {"type": "preserve", "what": "route", "item": route})
     for index, rule in enumerate(am.get("inhibit_rules") or [], 1):
+        if index in replaced["inhibit_rules"]:
+            continue
         catalog.add(f"P.inhibit.{index}", None, "Preservation",
                     f"Inhibit rule {index} is unchanged", "Existing inhibitions stay in force",
                     {"type": "preserve", "what": "inhibit_rule", "item": rule})
@@ -394,7 +480,14 @@ def input_metric_names(world: World) -> list[str]:
     """Names of the series the scenarios feed in: a rule recording one of them is tamper."""
     from tasks.generator.world import SLI_FAMILIES
 
-    return sorted({SLI_FAMILIES[s.family]["metric"] for s in world.services} | {"up"})
+    names = {"up"}
+    for svc in world.services:
+        family = SLI_FAMILIES[svc.family]
+        if family.get("histogram"):
+            names |= {family["metric"] + "_bucket", family["metric"] + "_count"}
+        else:
+            names.add(family["metric"])
+    return sorted(names)
 
 
 def derive_catalog(spec: dict, pristine: Path) -> dict:
@@ -413,20 +506,22 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
                 {"type": "syntax", "what": "rules"})
     catalog.add("S.alertmanager", None, "Syntax", "alertmanager.yml loads",
                 "amtool check-config", {"type": "syntax", "what": "alertmanager"})
-    reqs = {r["kind"]: r for r in world.requirements}
-    alert_req = reqs.get("alert")
+    alert_req = next((r for r in world.requirements if r["kind"] == "alert"), None)
     scenarios: dict[str, Scenario] = {}
     prefixes: dict[str, str] = {}
+    own: dict[str, dict[str, Scenario]] = {}
     for req in world.requirements:
         if req["kind"] in ("alert", "repair"):
             prefix = "" if req is alert_req else f"{req['id']}-"
             prefixes[req["id"]] = prefix
+            own[req["id"]] = {}
             for scenario in alert_scenarios(world, req, prefix):
                 scenarios[scenario.id] = scenario
+                own[req["id"]][scenario.id[len(prefix):]] = scenario
     touched: set[str] = set()
     for req in world.requirements:
         if req["kind"] in ("alert", "repair"):
-            _alert_checks(catalog, world, req, scenarios, prefixes[req["id"]])
+            _alert_checks(catalog, world, req, own[req["id"]], prefixes[req["id"]])
             touched.add(req["alert"])
         elif req["kind"] == "recording":
             _recording_checks(catalog, world, req, scenarios)
@@ -461,7 +556,8 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
             {"id": r["id"], "kind": r["kind"], "weight": r["weight"], "title": r["title"],
              "targets": {k: r[k] for k in ("alert", "service", "records", "receiver", "source",
                                            "targets", "reference_records", "threshold", "for_s",
-                                           "labels", "slo", "windows", "team", "equal") if k in r}}
+                                           "labels", "slo", "windows", "team", "equal",
+                                           "condition", "defect") if k in r}}
             for r in world.requirements
         ],
         "scenarios": [s.to_json() for s in scenarios.values()],

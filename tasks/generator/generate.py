@@ -14,17 +14,17 @@ from pathlib import Path
 from alertforge.files import dump_json
 from tasks.generator import harbor, repo
 from tasks.generator.checks import derive_catalog
-from tasks.generator.world import World, sample_slo_onboarding
+from tasks.generator.workflows import ORDER, implemented, workflow
+from tasks.generator.world import World
 
-BUNDLED = [
-    ("slo-onboarding", "easy", 1),
-    ("slo-onboarding", "easy", 2),
-    ("slo-onboarding", "medium", 1),
-    ("slo-onboarding", "medium", 2),
-    ("slo-onboarding", "hard", 1),
-    ("slo-onboarding", "hard", 2),
-]
-"""The bundled corpus: (workflow, tier, seed) in task-id order."""
+TIERS = ("easy", "medium", "hard")
+SEEDS = (1, 2)
+
+CORPUS = [(wf, tier, seed) for wf in ORDER for tier in TIERS for seed in SEEDS]
+"""The whole corpus: (workflow, tier, seed) in task-id order (5 x 3 x 2 = 30 tasks)."""
+
+BUNDLED = [(index, *item) for index, item in enumerate(CORPUS, 1) if item[0] in implemented()]
+"""(task number, workflow, tier, seed) of every task whose workflow is implemented."""
 
 
 def task_id(index: int, workflow: str, tier: str, seed: int) -> str:
@@ -32,27 +32,26 @@ def task_id(index: int, workflow: str, tier: str, seed: int) -> str:
     return f"af-{index:03d}-{workflow}-{tier}-s{seed}"
 
 
-def sample_world(tid: str, workflow: str, tier: str, seed: int) -> World:
+def sample_world(tid: str, name: str, tier: str, seed: int) -> World:
     """The world of one task (ValueError for a workflow the generator does not know)."""
-    if workflow == "slo-onboarding":
-        return sample_slo_onboarding(tid, tier, seed)
-    raise ValueError(f"unknown workflow {workflow!r}")
+    return workflow(name).sample(tid, tier, seed)
 
 
 def task_files(world: World) -> dict[str, bytes]:
     """Every file of one task folder: relative path -> bytes."""
     files: dict[str, bytes] = {}
-    pristine = repo.pristine_files(world)
+    module = workflow(world.workflow)
+    pristine = module.pristine_files(world)
     for rel, text in pristine.items():
         files[f"environment/monitoring/{rel}"] = text.encode()
-    for rel, text in repo.solution_files(world).items():
+    for rel, text in module.solution_files(world).items():
         files[f"solution/monitoring/{rel}"] = text.encode()
     files["solution/solve.sh"] = repo.SOLVE_SH.encode()
-    files["instruction.md"] = repo.instruction(world).encode()
+    files["instruction.md"] = module.instruction(world).encode()
     files["task.toml"] = repo.task_toml(world).encode()
     spec = world.to_json()
     files["tests/spec.json"] = dump_json(spec)
-    files["tests/reference_records.yml"] = repo.reference_records(world).encode()
+    files["tests/reference_records.yml"] = module.reference_records(world).encode()
     with tempfile.TemporaryDirectory() as tmp:
         for rel, text in pristine.items():
             path = Path(tmp) / rel
@@ -85,18 +84,22 @@ def write_task(out: Path, tid: str, files: dict[str, bytes]) -> Path:
     return final
 
 
-def generate(out: Path, master_seed: int | None = None) -> list[Path]:
+def generate(out: Path, master_seed: int | None = None,
+             workflows: list[str] | None = None) -> list[Path]:
     """Generate the corpus into ``out``; returns the task folders written.
 
     Without ``master_seed`` the bundled seeds are used; with one, each task's seed is
-    derived from it (a fresh private set).
+    derived from it (a fresh private set). ``workflows`` limits the run to those workflows
+    (task numbers stay those of the whole corpus).
     """
     written = []
-    for index, (workflow, tier, seed) in enumerate(BUNDLED, 1):
+    for index, name, tier, seed in BUNDLED:
+        if workflows is not None and name not in workflows:
+            continue
         if master_seed is not None:
             seed = (master_seed * 1000 + index) % 1_000_000_007
-        tid = task_id(index, workflow, tier, seed)
-        world = sample_world(tid, workflow, tier, seed)
+        tid = task_id(index, name, tier, seed)
+        world = sample_world(tid, name, tier, seed)
         written.append(write_task(out, tid, task_files(world)))
     harbor.write_corpus_files(out, written)  # registry.json, manifest.jsonl
     return written

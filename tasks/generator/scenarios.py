@@ -26,6 +26,21 @@ class Phase:
 
 
 @dataclass
+class Outage:
+    """From minute ``start`` to ``end`` (exclusive) the service's targets are down.
+
+    ``how``: ``"down"`` (every pod's scrape fails: its counters end in a stale marker and
+    ``up`` is 0), ``"vanish"`` (the pods are gone from service discovery: ``up`` ends in a stale
+    marker too, so only ``absent()`` sees it) or ``"one-pod"`` (pod 0 only, as ``"down"``).
+    At ``end`` the pods come back and their counters restart from 0 (a counter reset).
+    """
+
+    start: int
+    end: int
+    how: str = "down"
+
+
+@dataclass
 class Scenario:
     """A replay of ``horizon`` minutes; services not named in ``phases`` run at their baseline."""
 
@@ -34,6 +49,7 @@ class Scenario:
     horizon: int
     phases: dict[str, list[Phase]] = field(default_factory=dict)
     gone: dict[str, int] = field(default_factory=dict)  # service -> minute its process dies
+    outages: dict[str, list[Outage]] = field(default_factory=dict)
 
     def ratio_and_traffic(self, svc: Service, minute: int) -> tuple[float, float]:
         """Error ratio and traffic factor of ``svc`` during ``minute`` (the minute ending at +1)."""
@@ -42,9 +58,16 @@ class Scenario:
                 return phase.error_ratio, phase.traffic
         return svc.baseline_error_ratio, 1.0
 
+    def outage_at(self, svc: Service, pod_index: int, minute: int) -> Outage | None:
+        """The outage that takes pod ``pod_index`` of ``svc`` down at sample ``minute``, if any."""
+        for outage in self.outages.get(svc.name, []):
+            if outage.start <= minute < outage.end and (outage.how != "one-pod" or pod_index == 0):
+                return outage
+        return None
+
     def to_json(self) -> dict:
         """The scenario as stored in the check catalog (for the viewer's scenario plot)."""
-        return {
+        data = {
             "id": self.id,
             "title": self.title,
             "horizon_min": self.horizon,
@@ -53,6 +76,10 @@ class Scenario:
             },
             "gone": dict(sorted(self.gone.items())),
         }
+        if self.outages:
+            data["outages"] = {name: [vars(o) for o in items]
+                               for name, items in sorted(self.outages.items())}
+        return data
 
 
 DIURNAL_AMPLITUDE = 0.35
@@ -81,57 +108,117 @@ def traffic_shape(world: World, scenario: Scenario, svc: Service) -> list[float]
 
 @dataclass
 class Counters:
-    """Per-pod counter samples of one service in one scenario (index = minute)."""
+    """Per-pod samples of one service in one scenario (index = minute; None = no sample).
+
+    ``errors``: the SLI's bad-event counters (failed requests; for a latency SLI the requests
+    slower than the threshold), one list per pod; ``totals``: series whose sum counts every
+    request; ``up``: each pod's ``up`` samples.
+    """
 
     errors: list[list[float | None]]
-    totals: list[list[float | None]]  # ok + error series, one list per series
+    totals: list[list[float | None]]  # ok + error series (latency: the _count series)
+    up: list[list[float | None]] = field(default_factory=list)
+
+
+LATENCY_BUCKETS = (("0.05", 0.0, 0.4), ("0.1", 0.0, 0.75), ("1", 0.5, 1.0), ("2.5", 0.9, 1.0))
+"""Histogram buckets besides the SLO threshold's and +Inf: (le, share of slow, share of fast).
+
+A bucket's count is floor(share_fast x fast + share_slow x slow) of the cumulative counts, so
+every bucket is a monotone whole-number counter and ``le`` order is respected for the
+thresholds the generator samples (0.25 s to 0.5 s)."""
+
+
+def _pod_samples(scenario: Scenario, svc: Service, pod_index: int, rpm: float, shape: list[float],
+                 last: int) -> tuple[list, list, list]:
+    """Cumulative (requests, bad events, up) samples of one pod, minute 0..``last``.
+
+    Counters count whole requests, as real ones do: cumulative sums are floored, so each
+    minute adds an integer and the ratio over a window tracks the scenario's. Whole numbers
+    also keep promtool's expanding notation exact (a+bxN is summed in float64). During an
+    outage a pod has no counter samples; when it comes back its counters restart at 0.
+    """
+    requests: list[float | None] = [0.0]
+    bad: list[float | None] = [0.0]
+    up: list[float | None] = [1.0]
+    real_requests = real_bad = 0.0
+    was_down = False
+    for index in range(1, last + 1):
+        minute = index - 1
+        outage = scenario.outage_at(svc, pod_index, index)
+        if outage is not None:
+            requests.append(None)
+            bad.append(None)
+            up.append(None if outage.how == "vanish" else 0.0)
+            was_down = True
+            continue
+        up.append(1.0)
+        if was_down:  # a fresh process: counters start over
+            real_requests = real_bad = 0.0
+            requests.append(0.0)
+            bad.append(0.0)
+            was_down = False
+            continue
+        ratio, traffic = scenario.ratio_and_traffic(svc, minute)
+        before = math.floor(real_requests)
+        real_requests += rpm * traffic * shape[minute]
+        added = math.floor(real_requests) - before
+        real_bad += added * ratio
+        requests.append(float(math.floor(real_requests)))
+        bad.append(float(math.floor(real_bad + 1e-9)))
+    return requests, bad, up
+
+
+def _shares(requests: list, bad: list, share_slow: float, share_fast: float) -> list:
+    return [None if r is None else float(math.floor(share_fast * (r - b) + share_slow * b + 1e-9))
+            for r, b in zip(requests, bad)]
 
 
 def counters(world: World, scenario: Scenario, svc: Service) -> tuple[Counters, list[dict]]:
     """The counter samples of ``svc`` and its promtool input series.
 
     Returns the counters for the reference evaluator and a list of
-    ``{"series": ..., "values": ...}`` items (promtool expanding notation).
+    ``{"series": ..., "values": ...}`` items (promtool expanding notation). An ``http`` or
+    ``grpc`` service feeds its request counter split by status; a ``latency`` service feeds
+    a histogram (``_bucket{le}``, ``_count``) whose slow requests are the scenario's "errors".
     """
     family = SLI_FAMILIES[svc.family]
     gone_at = scenario.gone.get(svc.name)
     items: list[dict] = []
     errors: list[list[float | None]] = []
     totals: list[list[float | None]] = []
+    ups: list[list[float | None]] = []
     shape = traffic_shape(world, scenario, svc)
+    last = scenario.horizon if gone_at is None else gone_at
+    pad = [None] * (scenario.horizon - last)
     for pod_index, rpm in enumerate(svc.requests_per_minute):
-        # Counters count whole requests, as real ones do: cumulative sums are floored, so each
-        # minute adds an integer and the error ratio over a window tracks the scenario's. Whole
-        # numbers also keep promtool's expanding notation exact (a+bxN is summed in float64).
-        ok_values: list[float] = [0.0]
-        err_values: list[float] = [0.0]
-        real_requests = real_errors = 0.0
-        last = scenario.horizon if gone_at is None else gone_at
-        for minute in range(last):
-            ratio, traffic = scenario.ratio_and_traffic(svc, minute)
-            before = math.floor(real_requests)
-            real_requests += rpm * traffic * shape[minute]
-            requests = math.floor(real_requests) - before
-            real_errors += requests * ratio
-            errors_total = float(math.floor(real_errors + 1e-9))
-            err_values.append(errors_total)
-            ok_values.append(float(math.floor(real_requests)) - errors_total)
+        requests, bad, up = _pod_samples(scenario, svc, pod_index, rpm, shape, last)
         pod = f"{svc.name}-{pod_index}"
         base = f'service="{svc.name}",pod="{pod}"'
-        for value_label, values in ((family["ok_value"], ok_values), (family["error_value"], err_values)):
-            series = f'{family["metric"]}{{{base},{family["error_label"]}="{value_label}"}}'
-            items.append({"series": series, "values": expand_notation(values, stale=gone_at is not None)})
-        padded_err: list[float | None] = list(err_values)
-        padded_ok: list[float | None] = list(ok_values)
-        padded_err += [None] * (scenario.horizon + 1 - len(padded_err))
-        padded_ok += [None] * (scenario.horizon + 1 - len(padded_ok))
-        errors.append(padded_err)
-        totals.extend([padded_ok, padded_err])
-        up = [1.0] * (scenario.horizon + 1)
+        stale = gone_at is not None
+        if family.get("histogram"):
+            metric = family["metric"]
+            buckets = [(le, slow, fast) for le, slow, fast in LATENCY_BUCKETS if float(le) < float(svc.latency_le)]
+            buckets.append((svc.latency_le, 0.0, 1.0))
+            buckets += [(le, slow, fast) for le, slow, fast in LATENCY_BUCKETS if float(le) > float(svc.latency_le)]
+            for le, share_slow, share_fast in buckets:
+                items.append({"series": f'{metric}_bucket{{{base},le="{le}"}}',
+                              "values": expand_notation(_shares(requests, bad, share_slow, share_fast), stale)})
+            for suffix in ('_bucket{%s,le="+Inf"}' % base, "_count{%s}" % base):
+                items.append({"series": metric + suffix, "values": expand_notation(requests, stale)})
+            errors.append(bad + pad)
+            totals.append(requests + pad)
+        else:
+            ok = [None if r is None else r - b for r, b in zip(requests, bad)]
+            for value_label, values in ((family["ok_value"], ok), (family["error_value"], bad)):
+                series = f'{family["metric"]}{{{base},{family["error_label"]}="{value_label}"}}'
+                items.append({"series": series, "values": expand_notation(values, stale)})
+            errors.append(bad + pad)
+            totals.extend([ok + pad, bad + pad])
         if gone_at is not None:
             up = [1.0 if m < gone_at else 0.0 for m in range(scenario.horizon + 1)]
+        ups.append(up)
         items.append({"series": f'up{{job="{svc.name}",{base}}}', "values": expand_notation(up)})
-    return Counters(errors=errors, totals=totals), items
+    return Counters(errors=errors, totals=totals, up=ups), items
 
 
 def format_number(value: float) -> str:
@@ -141,23 +228,33 @@ def format_number(value: float) -> str:
     return repr(round(value, 6))
 
 
-def expand_notation(values: list[float], stale: bool = False) -> str:
+def expand_notation(values: list[float | None], stale: bool = False) -> str:
     """Samples as promtool's expanding notation: runs of equal steps become ``a+bxN``.
 
     Runs are only compressed on exactly equal steps; with whole-number counters promtool's
     float64 re-summing of ``a+bxN`` is exact, so it never sees a counter reset that is not there.
+    ``None`` is a missing sample: the first after a value is written ``stale`` (a stale marker,
+    as Prometheus writes when a target's scrape fails), later ones ``_``.
 
     ``[0, 5, 10, 15, 3]`` -> ``"0+5x3 3"``; a trailing ``stale`` marks the series gone.
+
+    Raises:
+        ValueError: the text would not expand back to ``values`` (never expected).
     """
     parts: list[str] = []
     index = 0
     while index < len(values):
         start = values[index]
+        if start is None:
+            parts.append("stale" if index and values[index - 1] is not None else "_")
+            index += 1
+            continue
         run = 0
-        if index + 1 < len(values):
+        if index + 1 < len(values) and values[index + 1] is not None:
             step = values[index + 1] - start
             while (
                 index + run + 1 < len(values)
+                and values[index + run + 1] is not None
                 and values[index + run + 1] - values[index + run] == step
             ):
                 run += 1
@@ -179,10 +276,10 @@ def expand_notation(values: list[float], stale: bool = False) -> str:
 
 def read_notation(text: str) -> list[float | None]:
     """Expand promtool's notation the way Prometheus does (``a+bxN``: N+1 values by repeated
-    float64 addition; ``stale`` -> None). Used to prove the written series round-trip."""
+    float64 addition; ``stale`` and ``_`` -> None). Used to prove the written series round-trip."""
     values: list[float | None] = []
     for part in text.split():
-        if part == "stale":
+        if part in ("stale", "_"):
             values.append(None)
             continue
         if "x" not in part:
@@ -280,14 +377,54 @@ def ratio_scenarios(world: World, target: Service, threshold: float, prefix: str
     ]
 
 
+def down_scenarios(world: World, target: Service, other: Service, for_min: int,
+                   prefix: str) -> list[Scenario]:
+    """Scenarios for a "service down" alert (``up`` == 0 or absent).
+
+    normal traffic; a total outage (every scrape fails: counters go stale, ``up`` is 0) and
+    the recovery; the pods vanishing from service discovery (``up`` itself goes stale, so only
+    ``absent()`` can page); one pod of several down (not an outage of the service); a blip
+    shorter than ``for``; another service down.
+    """
+    name = target.name
+    blip = max(1, for_min - 1)
+    return [
+        Scenario(prefix + "normal", "Normal traffic on every service", 100),
+        Scenario(prefix + "outage", f"Every {name} target is down from 60m to 85m (up = 0), then back",
+                 110, outages={name: [Outage(60, 85)]}),
+        Scenario(prefix + "vanish", f"{name}'s pods vanish from service discovery from 60m to 85m "
+                 "(no up series at all)", 110, outages={name: [Outage(60, 85, "vanish")]}),
+        Scenario(prefix + "one-pod", f"One {name} pod is down from 40m to 90m; the others serve",
+                 100, outages={name: [Outage(40, 90, "one-pod")]}),
+        Scenario(prefix + "blip", f"Every {name} target misses {blip} scrape(s) at 60m", 90,
+                 outages={name: [Outage(60, 60 + blip)]}),
+        Scenario(prefix + "other-fails", f"Every {other.name} target is down from 60m to 85m; "
+                 f"{name} is healthy", 110, outages={other.name: [Outage(60, 85)]}),
+    ]
+
+
 def alert_scenarios(world: World, req: dict, prefix: str = "") -> list[Scenario]:
-    """The scenarios an alert or repair requirement is judged on, ids prefixed with ``prefix``."""
+    """The scenarios an alert or repair requirement is judged on, ids prefixed with ``prefix``.
+
+    By the requirement's condition type: ``burn`` and ``latency-burn`` (multi-window burn
+    rate; a latency SLI also gets a zero-traffic scenario, where the SLI is NaN), ``ratio``
+    (one window), ``down`` (targets down or gone).
+    """
     target = world.service(req["service"])
     condition = req.get("condition") or {"type": "burn"}
-    if condition["type"] == "burn":
-        other = next(s for s in world.services if s.name != target.name)
+    other = next(s for s in world.services if s.name != target.name)
+    if condition["type"] in ("burn", "latency-burn"):
         scenarios = burn_scenarios(world, target, req["threshold"], other)
+        if condition["type"] == "latency-burn":
+            scenarios.append(Scenario("no-traffic", f"{target.name} serves no requests at all "
+                                      "(its SLI is 0/0 = NaN)", 90,
+                                      phases={target.name: [Phase(0, 90, 0.0, 0.0)]}))
         for scenario in scenarios:
             scenario.id = prefix + scenario.id
+        return scenarios
+    if condition["type"] == "down":
+        scenarios = down_scenarios(world, target, other, req["for_s"] // world.evaluation_interval_s, prefix)
+        if not condition.get("absent"):  # the rule is not asked to see vanished targets
+            scenarios = [s for s in scenarios if not s.id.endswith("vanish")]
         return scenarios
     return ratio_scenarios(world, target, req["threshold"], prefix)
