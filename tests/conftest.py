@@ -85,17 +85,18 @@ def page_without_csp(browser):
 
 @pytest.fixture(scope="session")
 def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
-    """Oracle, nop and partial recorded on every bundled task (real promtool/amtool), once a session.
+    """Oracle, nop and partial recorded on the corpus sample (corpus_sample.SAMPLE: one task per
+    workflow and the first task; real promtool/amtool), once a session.
 
     Maps ``(task id, policy)`` to the run folder.
     """
     from alertforge.files import read_json
-    from alertforge.paths import TASKS_DIR, task_dirs
+    from corpus_sample import SAMPLE
     from recorder.reference import record_reference
 
     out = tmp_path_factory.mktemp("runs")
     runs = {}
-    for run_dir in record_reference(task_dirs(TASKS_DIR), out, jobs=2, progress=False):
+    for run_dir in record_reference(SAMPLE, out, jobs=2, progress=False):
         summary = read_json(run_dir / "run.json")
         runs[(summary["task"]["id"], summary["policy"])] = run_dir
     return runs

@@ -1,11 +1,14 @@
-"""The generator is deterministic: the bundled tasks are exactly what it writes."""
+"""The generator is deterministic (the bundled tasks are exactly what it writes) and the corpus
+has the shape issue 4 asks for: 5 workflows x 3 tiers x 2 seeds, check counts sized by tier."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from alertforge.paths import TASKS_DIR, task_dirs
-from tasks.generator.generate import generate
+from tasks.generator.generate import CORPUS, generate
+from tasks.generator.scenarios import expand_notation, read_notation
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -25,3 +28,41 @@ def test_a_master_seed_gives_a_fresh_but_reproducible_set(tmp_path):
     assert [_files(p) for p in first] == [_files(p) for p in second]
     bundled = {p.name for p in task_dirs(TASKS_DIR)}
     assert not bundled & {p.name for p in first}
+
+
+def test_the_corpus_is_five_workflows_by_three_tiers_by_two_seeds_sized_by_tier():
+    rows = [json.loads(line) for line in (TASKS_DIR / "manifest.jsonl").read_text().splitlines()]
+    assert len(rows) == 30
+    assert {(r["workflow"], r["tier"], r["seed"]) for r in rows} == set(CORPUS)
+    bounds = {"easy": (55, 70), "medium": (110, 140), "hard": (165, 190)}
+    for row in rows:
+        lo, hi = bounds[row["tier"]]
+        assert lo <= row["check_count"] <= hi, (row["id"], row["check_count"])
+    hard_manifests = [r for r in rows if r["rules_format"] == "PrometheusRule"]
+    assert hard_manifests and all(r["tier"] == "hard" for r in hard_manifests)
+
+
+def test_every_workflow_has_repairs_and_postmortems_state_symptoms_not_fixes():
+    repaired: set[str] = set()
+    for task in task_dirs(TASKS_DIR):
+        spec = json.loads((task / "tests" / "spec.json").read_text())
+        if any(r["kind"] == "repair" for r in spec["requirements"]):
+            repaired.add(spec["workflow"])
+        folder = task / "environment" / "monitoring" / "postmortems"
+        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            text = path.read_text()
+            assert "for:" not in text and "sum by" not in text and "absent(" not in text, path
+    assert repaired == {json.loads(line)["workflow"]
+                        for line in (TASKS_DIR / "manifest.jsonl").read_text().splitlines()}
+
+
+def test_one_workflow_can_be_generated_alone_with_its_corpus_numbers(tmp_path):
+    written = generate(tmp_path / "one", workflows=["slo-onboarding"])
+    assert [p.name for p in written] == [p.name for p in task_dirs(TASKS_DIR)][:6]
+
+
+def test_missing_samples_are_written_as_stale_then_gaps_and_round_trip():
+    values = [0.0, 5.0, 10.0, 15.0, None, None, None, 0.0, 5.0, 10.0]
+    text = expand_notation(values)
+    assert text == "0+5x3 stale _ _ 0+5x2"
+    assert read_notation(text) == values

@@ -232,7 +232,7 @@ def _alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str
 def _traffic_probes(world: World, req: dict, scenarios: dict[str, Scenario], fire, silent,
                     silent_for, steady: int) -> None:
     """Fire and Silent probes of an error-ratio or burn-rate alert beyond its outage."""
-    rid, alert, service = req["id"], req["alert"], req["service"]
+    alert, service = req["alert"], req["service"]
     silent("normal", 30, "Silent", "Silent on normal traffic (30m)",
            "Baseline errors are far under the burn threshold")
     silent("normal", 80, "Silent", "Silent on normal traffic (80m)",

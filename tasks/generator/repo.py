@@ -19,10 +19,23 @@ AUDIT_RECEIVER = "audit-log"
 """Every page is also copied here by the first route (``continue: true``)."""
 
 
+class _BlockDumper(yaml.SafeDumper):
+    """SafeDumper that writes multi-line strings (PromQL expressions) as literal blocks."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str):
+    style = "|" if "\n" in value and not any(line != line.rstrip() for line in value.split("\n")) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
+
+
 def dump_yaml(data: object) -> str:
-    """Block-style YAML in insertion order, wide lines (stable bytes for the same data)."""
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=200,
-                          allow_unicode=True)
+    """Block-style YAML in insertion order, wide lines, multi-line expressions as ``|`` blocks
+    (stable bytes for the same data)."""
+    return yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False,
+                     width=200, allow_unicode=True)
 
 
 def sli_records(family: str, service_selector: str) -> list[dict]:
@@ -143,12 +156,14 @@ NEIGHBOURS_PER_TIER = {"easy": 1, "medium": 2, "hard": 4}
 """How many community rule files sit beside the company's rules, by tier."""
 
 
-def neighbour_files(world: World) -> dict[str, str]:
+def neighbour_files(world: World, max_rules: int | None = None) -> dict[str, str]:
     """The task's community neighbours: ``rules/<name>`` -> text, a seeded choice from the pool.
 
-    The pool is ``tasks/generator/neighbours/*.yml`` (awesome-prometheus-alerts, CC BY 4.0).
+    The pool is ``tasks/generator/neighbours/*.yml`` (awesome-prometheus-alerts, CC BY 4.0),
+    limited to files of at most ``max_rules`` rules when given (keeps small tiers small).
     """
-    pool = sorted(NEIGHBOURS.glob("*.yml"))
+    pool = sorted(p for p in NEIGHBOURS.glob("*.yml")
+                  if max_rules is None or p.read_text(encoding="utf-8").count("- alert:") <= max_rules)
     rng = random.Random(f"{world.task_id}/neighbours")
     chosen = sorted(rng.sample(pool, NEIGHBOURS_PER_TIER[world.tier]))
     return {f"rules/{p.name}": p.read_text(encoding="utf-8") for p in chosen}

@@ -203,7 +203,7 @@ def counters(world: World, scenario: Scenario, svc: Service) -> tuple[Counters, 
             for le, share_slow, share_fast in buckets:
                 items.append({"series": f'{metric}_bucket{{{base},le="{le}"}}',
                               "values": expand_notation(_shares(requests, bad, share_slow, share_fast), stale)})
-            for suffix in ('_bucket{%s,le="+Inf"}' % base, "_count{%s}" % base):
+            for suffix in (f'_bucket{{{base},le="+Inf"}}', f"_count{{{base}}}"):
                 items.append({"series": metric + suffix, "values": expand_notation(requests, stale)})
             errors.append(bad + pad)
             totals.append(requests + pad)

@@ -7,7 +7,6 @@ derived from this spec, never from the oracle's rule text.
 
 from __future__ import annotations
 
-import random
 from dataclasses import asdict, dataclass, field
 
 COMPANIES = ["Lumenfield", "Corvid Labs", "Harborline", "Quillstack", "Tidewater Systems"]

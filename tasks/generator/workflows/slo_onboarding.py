@@ -13,12 +13,32 @@ import random
 
 from tasks.generator import defects
 from tasks.generator.repo import (
-    AUDIT_RECEIVER, CLUSTER_INHIBIT, RUNBOOK_BASE, alertmanager_doc, burn_alert, decoy_postmortems,
-    dump_yaml, neighbour_files, requirement, rule_groups, rules_file, sli_records, team_receivers,
+    AUDIT_RECEIVER,
+    CLUSTER_INHIBIT,
+    RUNBOOK_BASE,
+    alertmanager_doc,
+    burn_alert,
+    decoy_postmortems,
+    dump_yaml,
+    neighbour_files,
+    requirement,
+    rule_groups,
+    rules_file,
+    sli_records,
+    team_receivers,
 )
 from tasks.generator.world import (
-    BURN_FACTOR, COMPANIES, GRPC_SERVICES, HTTP_SERVICES, REPAIR_DEFECTS, RECORD_LONG, RECORD_SHORT,
-    TEAMS, Service, World, burn_threshold,
+    BURN_FACTOR,
+    COMPANIES,
+    GRPC_SERVICES,
+    HTTP_SERVICES,
+    RECORD_LONG,
+    RECORD_SHORT,
+    REPAIR_DEFECTS,
+    TEAMS,
+    Service,
+    World,
+    burn_threshold,
 )
 
 NAME = "slo-onboarding"
@@ -198,7 +218,7 @@ def _repairs(world: World) -> list[dict]:
 def pristine_files(world: World) -> dict[str, str]:
     """The monitoring repo before the change requests: path -> file text."""
     target = world.service(requirement(world, "alert")["service"])
-    sibling = [s for s in world.services if s.family == "http"][0]
+    sibling = next(s for s in world.services if s.family == "http")
     files: dict[str, str] = {}
     files["rules/slo-recording.yml"] = rules_file(
         world, [{"name": "sli-http", "rules": sli_records("http", "")}], "slo-recording")
@@ -213,7 +233,7 @@ def pristine_files(world: World) -> dict[str, str]:
         repair = requirement(world, "repair")
         files[f"postmortems/{repair['postmortem']}.md"] = postmortem(world)
     files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world))
+    files.update(neighbour_files(world, max_rules=4 if world.tier == "easy" else None))
     files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, target, routed=False))
     files["README.md"] = readme(world)
     return files
@@ -227,7 +247,9 @@ def service_health(world: World, fixed: bool) -> str:
     """rules/service-health.yml: every service's Down alert and HighErrorRatio, with the
     repair requirements' defects unless ``fixed``."""
     broken = {} if fixed else {r["alert"]: r["defect"] for r in _repairs(world)}
-    rules = [defects.down_rule(s) for s in world.services] + [HIGH_ERROR_RATIO]
+    rules = [defects.down_rule(s) for s in world.services]
+    if world.tier != "easy":  # easy keeps the repo small (55-70 checks)
+        rules.append(HIGH_ERROR_RATIO)
     rules = [defects.apply_defect(r, broken[r["alert"]]) if r["alert"] in broken else r for r in rules]
     return rules_file(world, [{"name": "service-health", "rules": rules}], "service-health")
 
@@ -239,7 +261,7 @@ def alertmanager_config(world: World, target: Service, routed: bool) -> dict:
     """
     routes = [{"matchers": [f'team="{svc.team}"'], "receiver": world.teams[svc.team]}
               for svc in world.services if svc.team != target.team]
-    inhibit = [dict(CLUSTER_INHIBIT)]
+    inhibit = [dict(CLUSTER_INHIBIT)] if world.tier != "easy" else []
     if routed:
         routes.append({"matchers": [f'team="{target.team}"'], "receiver": world.teams[target.team]})
         inhibit_req = next((r for r in world.requirements if r["kind"] == "inhibit"), None)
