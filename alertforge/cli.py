@@ -237,10 +237,9 @@ def _cmd_demo(args) -> int:
 
     started = time.perf_counter()
     runs_dir = Path(args.runs)
-    from recorder.reference import DEMO_ADVERSARIES
+    from recorder.reference import demo_policies
 
-    record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs,
-                     policies=["oracle", "nop", "partial", *DEMO_ADVERSARIES], mutants=1)
+    record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs, policies=demo_policies, mutants=1)
     _demo_import_episodes(runs_dir)
     out = Path(args.out)
     summary = export_site([runs_dir], out, site_dir=SITE_DIR)
@@ -254,20 +253,25 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_gate(args) -> int:
-    from recorder.gate import format_table, run_gate
+    from recorder.gate import format_table, run_gate, select_cases, select_tasks, summary
 
     started = time.perf_counter()
-    rows = run_gate(task_dirs(args.tasks), jobs=args.jobs)
+    tasks = select_tasks(task_dirs(args.tasks), _csv(args.only))
+    rows = run_gate(tasks, jobs=args.jobs, cases=select_cases(_csv(args.cases)))
     print(format_table(rows))
-    failed = [r for r in rows if not r.ok]
-    print(f"gate: {len(rows) - len(failed)} of {len(rows)} hold on {len({r.task for r in rows})} tasks "
-          f"in {time.perf_counter() - started:.1f} s")
-    return 1 if failed else 0
+    print(summary(rows, time.perf_counter() - started))
+    return 1 if any(r.ok is False for r in rows) else 0
+
+
+def _csv(values: list[str] | None) -> list[str] | None:
+    """Repeatable comma-separated options, flattened (None when not given)."""
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def _cmd_generate(args) -> int:
     from tasks.generator.generate import generate
-
     from tasks.generator.workflows import implemented
 
     unknown = [w for w in args.workflow or [] if w not in implemented()]
@@ -380,6 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     gate = sub.add_parser("gate", help="acceptance gate: oracle 1, no-op 0, partial band, adversaries, mutants")
     gate.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
+    gate.add_argument("--only", action="append", metavar="IDS",
+                      help="gate only these tasks: ids, substrings or globs, comma-separated "
+                           "(e.g. --only af-001,'*storm*')")
+    gate.add_argument("--cases", action="append", metavar="CASES",
+                      help="run only these cases, comma-separated names or globs "
+                           "(e.g. --cases oracle,partial,'adversary:*')")
     gate.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS)
     gate.set_defaults(func=_cmd_gate)
 

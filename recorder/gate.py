@@ -7,10 +7,16 @@ shadowing and a group interval change are tamper (reward 0); receiver nulling, p
 alerts, threshold bands, for-only fixes and deleting untouched rules give outcome 0 and reward
 <= 0.4; a missing ``for`` fails Timing, a per-pod alert fails Dup, a missing ``continue`` gives
 Jaccard 1/2; grading the same workspace twice gives byte-identical JSON apart from timings.
+
+Cases are chosen per task from what applies (:func:`recorder.mutations.applicability`): a
+task without a route requirement has no catch-all-route case, one whose primary alert is a
+``down`` condition no threshold band. Such cases are rows marked n/a, never counted as holding.
+Rows name the requirement a case targets (``A1``, ``P2``, ...).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import random
 import shutil
 import tempfile
@@ -20,9 +26,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from alertforge.files import dump_json
+from alertforge.errors import BadInput
+from alertforge.files import dump_json, read_json
 from grader import grade as grade_module
 from grader.grade import grade
+from recorder.context import Context, NotApplicable, context_for_task
+from recorder.mutations import applicability, apply, target_id
+from recorder.partial import split
 from recorder.policies import make_agent
 from recorder.tools import run_tool
 
@@ -30,17 +40,52 @@ TARGETED = ("always-fire", "never-fire", "rename", "catch-all-route", "inhibit-a
 TAMPER = ("alerts-injection", "input-shadowing", "group-interval")
 OUTCOME_ZERO = ("receiver-nulling", "per-pod", "threshold-band", "for-only-fix", "delete-untouched",
                 "inhibit-all")
+CASES = ("oracle", "nop", "partial", "determinism", "mutant:missing-for", "mutant:missing-continue",
+         *sorted(set(TARGETED) | set(TAMPER) | set(OUTCOME_ZERO)))
+"""Every case, in row order; adversaries by bare name."""
+
+BOUNDS = {"oracle": "reward = 1", "nop": "reward = 0, preservation = 1", "partial": "0.1 <= reward <= 0.4",
+          "determinism": "identical JSON", "mutant:missing-for": "fails Timing",
+          "mutant:missing-continue": "Jaccard 1/2", **{c: "target s <= 0.05" for c in TARGETED},
+          **{c: "tamper, reward 0" for c in TAMPER}, **{c: "outcome 0, reward <= 0.4" for c in OUTCOME_ZERO},
+          "inhibit-all": "target s <= 0.05; outcome 0, reward <= 0.4"}
+"""What each case must show (per-pod also fails Dup); the bound printed on n/a rows."""
 
 
 @dataclass
 class GateRow:
-    """One gate check on one task: what was run, what was measured, whether it holds."""
+    """One gate check on one task: what was run, what was measured, whether it holds.
+
+    ``ok`` is None for a case that does not apply to the task (shown as n/a).
+    """
 
     task: str
     case: str
     measured: str
     bound: str
-    ok: bool
+    ok: bool | None
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``FAIL`` or ``n/a``."""
+        return "n/a" if self.ok is None else ("ok" if self.ok else "FAIL")
+
+
+def _label(case: str) -> str:
+    return case if case in ("oracle", "nop", "partial", "determinism") or ":" in case else f"adversary:{case}"
+
+
+def why_not(case: str, ctx: Context) -> str | None:
+    """None when ``case`` applies to the task, else the reason it does not."""
+    if case in ("oracle", "nop", "determinism"):
+        return None
+    if case == "partial":
+        try:
+            split(ctx)
+        except NotApplicable as err:
+            return str(err)
+        return None
+    return applicability(case, ctx)
 
 
 def final_workspace(task_dir: Path, policy: str, into: Path, seed: int = 0) -> Path:
@@ -58,106 +103,166 @@ def _req(result: dict, rid: str) -> dict:
     return next(r for r in result["requirements"] if r["id"] == rid)
 
 
+def _failed_families(result: dict, rid: str) -> list[str]:
+    return sorted({c["family"] for c in result["checks"] if c["req"] == rid and c["passed"] is False})
+
+
+def _determinism(task_dir: Path, tmp: Path) -> list[GateRow]:
+    ws = final_workspace(task_dir, "oracle", tmp)
+    grade_module._PROMTOOL_CACHE.clear()
+    first = grade(task_dir, ws)
+    grade_module._PROMTOOL_CACHE.clear()
+    second = grade(task_dir, ws)
+    first.pop("timings")
+    second.pop("timings")
+    same = dump_json(first) == dump_json(second)
+    return [GateRow(task_dir.name, "determinism", "identical" if same else "differs", BOUNDS["determinism"],
+                    same)]
+
+
+def _graded(task_dir: Path, case: str, ctx: Context, tmp: Path) -> dict:
+    if case.startswith("mutant:"):
+        ws = final_workspace(task_dir, "oracle", tmp)
+        kind = case.split(":", 1)[1]
+        files = apply(case, ctx.solution, ctx, random.Random(f"gate/{kind}"))
+        for rel, text in files.items():
+            run_tool(ws, "write_file", {"path": rel, "content": text})
+    else:
+        policy = case if case in ("oracle", "nop", "partial") else f"adversary:{case}"
+        ws = final_workspace(task_dir, policy, tmp)
+    return grade(task_dir, ws)
+
+
+def _continue_scores(task_dir: Path, result: dict, rid: str) -> list[float]:
+    """Jaccard scores of the route requirement's positive checks expecting two receivers."""
+    catalog = read_json(task_dir / "tests" / "checks.json")
+    pairs = {c["id"] for c in catalog["checks"] if c["req"] == rid and ".route.positive" in c["id"]
+             and len(c["probe"].get("expect") or []) == 2}
+    return [c.get("score") for c in result["checks"] if c["id"] in pairs]
+
+
 def _case(job: tuple[str, str]) -> list[GateRow]:
     task_path, case = job
     task_dir = Path(task_path)
-    name = task_dir.name
+    name, label = task_dir.name, _label(case)
+    ctx = context_for_task(task_dir)
     with tempfile.TemporaryDirectory(prefix="alertforge-gate-") as tmp:
         if case == "determinism":
-            ws = final_workspace(task_dir, "oracle", Path(tmp))
-            grade_module._PROMTOOL_CACHE.clear()
-            first = grade(task_dir, ws)
-            grade_module._PROMTOOL_CACHE.clear()
-            second = grade(task_dir, ws)
-            first.pop("timings")
-            second.pop("timings")
-            same = dump_json(first) == dump_json(second)
-            return [GateRow(name, case, "identical" if same else "differs", "identical JSON", same)]
-        policy = case if case in ("oracle", "nop", "partial") else None
-        if case.startswith("mutant:"):
-            policy = "oracle"
-        if policy is None:
-            policy = f"adversary:{case}"
-        ws = final_workspace(task_dir, policy, Path(tmp))
-        if case.startswith("mutant:"):
-            from recorder.mutations import MUTANTS
-            from recorder.policies import _mutation_context, _solution_files
-
-            kind = case.split(":", 1)[1]
-            files = MUTANTS[kind](_solution_files(task_dir), _mutation_context(task_dir),
-                                  random.Random(f"gate/{kind}"))
-            for rel, text in files.items():
-                run_tool(ws, "write_file", {"path": rel, "content": text})
-        result = grade(task_dir, ws)
+            return _determinism(task_dir, Path(tmp))
+        result = _graded(task_dir, case, ctx, Path(tmp))
     keys = result["keys"]
     reward = keys["reward"]
+    rid = target_id(case, ctx) if case not in ("oracle", "nop", "partial") else None
     rows = []
     if case == "oracle":
-        rows.append(GateRow(name, case, f"reward {reward:.4f}", "reward = 1", reward == 1.0))
+        rows.append(GateRow(name, case, f"reward {reward:.4f}", BOUNDS[case], reward == 1.0))
     elif case == "nop":
         ok = reward == 0.0 and keys["preservation"] == 1.0
         rows.append(GateRow(name, case, f"reward {reward:.4f}, preservation {keys['preservation']}",
-                            "reward = 0, preservation = 1", ok))
+                            BOUNDS[case], ok))
     elif case == "partial":
-        rows.append(GateRow(name, case, f"reward {reward:.4f}", "0.1 <= reward <= 0.4",
-                            0.1 <= reward <= 0.4))
+        rows.append(GateRow(name, case, f"reward {reward:.4f}", BOUNDS[case], 0.1 <= reward <= 0.4))
     elif case == "mutant:missing-for":
-        failed = {c["family"] for c in result["checks"] if c["req"] == "A1" and c["passed"] is False}
-        rows.append(GateRow(name, case, f"A1 fails {sorted(failed)}", "fails Timing",
-                            "Timing" in failed))
+        failed = _failed_families(result, rid)
+        rows.append(GateRow(name, case, f"{rid} fails {failed}", BOUNDS[case], "Timing" in failed))
     elif case == "mutant:missing-continue":
-        scores = [c.get("score") for c in result["checks"] if c["id"].startswith("R1.route.positive")]
-        rows.append(GateRow(name, case, f"positive Jaccard {scores}", "Jaccard 1/2",
-                            bool(scores) and all(s == 0.5 for s in scores)))
-    else:
-        from recorder.mutations import ADVERSARIES
-
-        _, target = ADVERSARIES[case]
-        if case in TARGETED:
-            s = _req(result, target)["s"]
-            rows.append(GateRow(name, f"adversary:{case}", f"{target} s {s:.4f}", f"{target} s <= 0.05",
-                                s <= 0.05))
-        if case in TAMPER:
-            rows.append(GateRow(name, f"adversary:{case}", f"tamper {keys['tamper']}, reward {reward:.4f}",
-                                "tamper, reward 0", keys["tamper"] == 1 and reward == 0.0))
-        if case in OUTCOME_ZERO:
-            rows.append(GateRow(name, f"adversary:{case}", f"outcome {keys['outcome']}, reward {reward:.4f}",
-                                "outcome 0, reward <= 0.4", keys["outcome"] == 0 and reward <= 0.4))
-        if case == "per-pod":
-            failed = {c["family"] for c in result["checks"] if c["req"] == "A1" and c["passed"] is False}
-            rows.append(GateRow(name, "adversary:per-pod", f"A1 fails {sorted(failed)}", "fails Dup",
-                                "Dup" in failed))
+        scores = _continue_scores(task_dir, result, rid)
+        if not scores:
+            return [GateRow(name, case, f"n/a: {rid} has no positive check expecting two receivers",
+                            BOUNDS[case], None)]
+        rows.append(GateRow(name, case, f"{rid} positive Jaccard {scores}", BOUNDS[case],
+                            all(s == 0.5 for s in scores)))
+    if case in TARGETED:
+        s = _req(result, rid)["s"]
+        rows.append(GateRow(name, label, f"{rid} s {s:.4f}", f"{rid} s <= 0.05", s <= 0.05))
+    if case in TAMPER:
+        rows.append(GateRow(name, label, f"tamper {keys['tamper']}, reward {reward:.4f}", BOUNDS[case],
+                            keys["tamper"] == 1 and reward == 0.0))
+    if case in OUTCOME_ZERO:
+        rows.append(GateRow(name, label, f"outcome {keys['outcome']}, reward {reward:.4f}",
+                            "outcome 0, reward <= 0.4", keys["outcome"] == 0 and reward <= 0.4))
+    if case == "per-pod":
+        failed = _failed_families(result, rid)
+        rows.append(GateRow(name, label, f"{rid} fails {failed}", "fails Dup", "Dup" in failed))
     return rows
 
 
-CASES = ("oracle", "nop", "partial", "determinism", "mutant:missing-for", "mutant:missing-continue",
-         *sorted(set(TARGETED) | set(TAMPER) | set(OUTCOME_ZERO)))
+def select_cases(patterns: list[str] | None) -> tuple[str, ...]:
+    """The cases matching any of ``patterns`` (case names or fnmatch globs, ``adversary:``
+    prefix optional), in row order; every case for None. BadInput if a pattern matches none."""
+    if not patterns:
+        return CASES
+    chosen = set()
+    for pattern in patterns:
+        bare = pattern.removeprefix("adversary:")
+        found = {c for c in CASES if fnmatch.fnmatch(c, bare) or fnmatch.fnmatch(_label(c), pattern)}
+        if not found:
+            raise BadInput(pattern, f"no gate case matches; cases: {', '.join(_label(c) for c in CASES)}")
+        chosen |= found
+    return tuple(c for c in CASES if c in chosen)
 
 
-def run_gate(task_dirs: list[Path], jobs: int = 2, progress: bool = True) -> list[GateRow]:
-    """Every gate case on every task (``jobs`` worker processes); rows in task, case order."""
-    work = [(str(t), case) for t in task_dirs for case in CASES]
-    rows: list[GateRow] = []
+def select_tasks(task_dirs: list[Path], patterns: list[str] | None) -> list[Path]:
+    """The task folders whose id matches any of ``patterns`` (ids or fnmatch globs; a bare
+    word matches ids containing it). BadInput if a pattern matches none."""
+    if not patterns:
+        return task_dirs
+    chosen = set()
+    for pattern in patterns:
+        glob = pattern if any(ch in pattern for ch in "*?[") else f"*{pattern}*"
+        found = {t for t in task_dirs if fnmatch.fnmatch(t.name, glob)}
+        if not found:
+            raise BadInput(pattern, "no task id matches")
+        chosen |= found
+    return [t for t in task_dirs if t in chosen]
+
+
+def run_gate(task_dirs: list[Path], jobs: int = 2, progress: bool = True,
+             cases: tuple[str, ...] = CASES) -> list[GateRow]:
+    """The applicable ``cases`` on every task (``jobs`` worker processes), n/a rows for the
+    others; rows in task, case order. BadInput from a task folder that cannot be read."""
+    plan: list[tuple[str, str, str | None]] = []
+    for task_dir in task_dirs:
+        ctx = context_for_task(task_dir)
+        plan += [(str(task_dir), case, why_not(case, ctx)) for case in cases]
+    work = [(task, case) for task, case, reason in plan if reason is None]
+    done: dict[tuple[str, str], list[GateRow]] = {}
     with tqdm(total=len(work), desc="gate", unit="case", disable=not progress) as bar:
         if jobs <= 1:
             for job in work:
-                rows += _case(job)
+                done[job] = _case(job)
                 bar.update()
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for result in pool.map(_case, work):
-                    rows += result
+                for job, rows in zip(work, pool.map(_case, work), strict=True):
+                    done[job] = rows
                     bar.update()
+    rows: list[GateRow] = []
+    for task, case, reason in plan:
+        if reason is None:
+            rows += done[(task, case)]
+        else:
+            rows.append(GateRow(Path(task).name, _label(case), f"n/a: {reason}", BOUNDS[case], None))
     return rows
 
 
 def format_table(rows: list[GateRow]) -> str:
-    """The gate's results as a fixed-width table, failures marked FAIL."""
+    """The gate's results as a fixed-width table, failures marked FAIL, cases that do not
+    apply marked n/a."""
     if not rows:
         return ""
     widths = [max(len(getattr(r, f)) for r in rows) for f in ("task", "case", "measured", "bound")]
     lines = []
     for r in rows:
         cells = [r.task, r.case, r.measured, r.bound]
-        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)) + ("  ok" if r.ok else "  FAIL"))
+        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r.status)
     return "\n".join(lines)
+
+
+def summary(rows: list[GateRow], seconds: float) -> str:
+    """One line: rows holding of rows measured, n/a and failing counts, tasks, wall time."""
+    held = sum(r.ok is True for r in rows)
+    failed = sum(r.ok is False for r in rows)
+    na = sum(r.ok is None for r in rows)
+    return (f"gate: {held} of {held + failed} hold, {failed} fail, {na} n/a on "
+            f"{len({r.task for r in rows})} tasks in {seconds:.1f} s")

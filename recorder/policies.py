@@ -16,23 +16,50 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from alertforge.errors import BadInput
-from alertforge.files import read_json
+from recorder.context import (
+    AM,
+    Context,
+    NotApplicable,
+    context_for_task,
+    is_rule_file,
+    iter_rules,
+    load_doc,
+    rule_name,
+)
+from recorder.mutations import ADVERSARIES, apply, mutate
+from recorder.partial import partial_files
 
 ToolCall = tuple[str, dict]
 
-WRITE_ORDER = ("rules/slo-recording.yml", "rules/slo-alerts.yml", "rules/service-health.yml",
-               "alertmanager/alertmanager.yml")
 
+def write_order(files: dict[str, str], ctx: Context) -> dict[str, str]:
+    """``files`` in the order a person would write them: rule files with new or changed
+    recording rules first, then the other rule files, then alertmanager.yml, then anything
+    else; within a class, by the first requirement (spec order) whose rule the file defines.
+    A file the oracle writes is placed by the oracle's version, so a mutated copy keeps its
+    place; a rule file it does not write comes after its rule files."""
+    names = [{r.get("alert"), *(r.get("records") or {}).values()} - {None}
+             for r in ctx.spec.get("requirements", [])]
 
-def _solution_files(task_dir: Path) -> dict[str, str]:
-    root = task_dir / "solution" / "monitoring"
-    if not root.is_dir():
-        raise BadInput(root, "task has no solution/monitoring folder (the oracle needs it)")
-    files = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-             for p in sorted(root.rglob("*")) if p.is_file()}
-    order = {rel: i for i, rel in enumerate(WRITE_ORDER)}
-    return dict(sorted(files.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+    def key(item):
+        path, text = item
+        if not is_rule_file(path):
+            return (2 if path == AM else 3, 0, path)
+        try:
+            rules = [r for _, r in iter_rules(load_doc(ctx.solution.get(path, text)))]
+            before = [r for _, r in iter_rules(load_doc(ctx.pristine[path]))] if path in ctx.pristine else []
+        except yaml.YAMLError:
+            return (1, len(names), path)
+        recording = any("record" in r and r not in before for r in rules)
+        defined = {rule_name(r) for r in rules}
+        first = next((i for i, wanted in enumerate(names) if wanted & defined and path in ctx.solution),
+                     len(names))
+        return (0 if recording else 1, first, path)
+
+    return dict(sorted(files.items(), key=key))
 
 
 def _look(files: dict[str, str], task_dir: Path) -> list[ToolCall]:
@@ -44,12 +71,19 @@ def _look(files: dict[str, str], task_dir: Path) -> list[ToolCall]:
     return calls
 
 
+def _writes(task_dir: Path, files: dict[str, str], ctx: Context,
+            read: dict[str, str] | None = None) -> list[ToolCall]:
+    """Read the existing ones of ``read`` (default ``files``), write ``files`` one per step
+    (in :func:`write_order`), submit."""
+    calls = _look(write_order(files if read is None else read, ctx), task_dir)
+    calls += [("write_file", {"path": rel, "content": text}) for rel, text in write_order(files, ctx).items()]
+    return calls + [("submit", {})]
+
+
 def oracle(task_dir: Path, seed: int) -> list[ToolCall]:
     """Read, then write every solution file, one per step, then submit."""
-    files = _solution_files(task_dir)
-    calls = _look(files, task_dir)
-    calls += [("write_file", {"path": rel, "content": text}) for rel, text in files.items()]
-    return calls + [("submit", {})]
+    ctx = context_for_task(task_dir)
+    return _writes(task_dir, ctx.solution, ctx)
 
 
 def nop(task_dir: Path, seed: int) -> list[ToolCall]:
@@ -57,75 +91,44 @@ def nop(task_dir: Path, seed: int) -> list[ToolCall]:
     return [("list_files", {}), ("read_file", {"path": "README.md"}), ("submit", {})]
 
 
-def _new_alert(task_dir: Path) -> str:
-    spec = read_json(task_dir / "tests" / "spec.json")
-    for req in spec.get("requirements", []):
-        if req.get("kind") == "alert":
-            return req["alert"]
-    raise BadInput(task_dir / "tests" / "spec.json", "no alert requirement for the partial policy")
-
-
-def _with_mistake(text: str, alert: str, seed: int) -> str:
-    from recorder.mutations import dump_doc, load_doc
-
-    doc = load_doc(text)
-    for group in doc.get("groups", []):
-        for rule in group.get("rules", []):
-            if rule.get("alert") == alert:
-                if seed % 2 == 0:
-                    rule.pop("for", None)  # pages before the condition has held
-                else:
-                    rule["labels"]["severity"] = "warning"  # wrong severity
-    return dump_doc(doc)
-
-
 def partial(task_dir: Path, seed: int) -> list[ToolCall]:
-    """SLI records right, the burn alert with one mistake (seed even: no ``for``; odd: wrong
-    severity), routing and inhibition left undone."""
-    files = _solution_files(task_dir)
-    alert = _new_alert(task_dir)
-    calls = _look(files, task_dir)
-    for rel in ("rules/slo-recording.yml", "rules/slo-alerts.yml"):
-        if rel in files:
-            text = files[rel] if "recording" in rel else _with_mistake(files[rel], alert, seed)
-            calls.append(("write_file", {"path": rel, "content": text}))
-    return calls + [("submit", {})]
-
-
-def _mutation_context(task_dir: Path):
-    from recorder.mutations import context_from_spec
-
-    pristine_root = task_dir / "environment" / "monitoring"
-    pristine = {p.relative_to(pristine_root).as_posix(): p.read_text(encoding="utf-8")
-                for p in pristine_root.rglob("*") if p.is_file()}
-    return context_from_spec(read_json(task_dir / "tests" / "spec.json"), pristine)
-
-
-def _writes(task_dir: Path, files: dict[str, str]) -> list[ToolCall]:
-    order = {rel: i for i, rel in enumerate(WRITE_ORDER)}
-    ordered = sorted(files.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
-    return _look(files, task_dir) + [("write_file", {"path": rel, "content": text})
-                                     for rel, text in ordered] + [("submit", {})]
+    """Half the change requests plus one plausible mistake (seed spec, "partial"): the primary
+    alert with a mistake (seed even: no ``for``; odd: wrong severity) and further requirements
+    in spec order until half the remaining weight is done; the rest left as in the pristine
+    repo (see :mod:`recorder.partial`). BadInput for a task with no alert or repair."""
+    ctx = context_for_task(task_dir)
+    try:
+        files = partial_files(ctx, seed)
+    except NotApplicable as err:
+        raise BadInput(task_dir / "tests" / "spec.json", f"no partial policy: {err}") from None
+    return _writes(task_dir, files, ctx, read=ctx.solution)
 
 
 def mutant(task_dir: Path, seed: int) -> list[ToolCall]:
     """The oracle's files with 1-3 seeded agent-style mistakes (recorder.mutations.MUTANTS)."""
-    from recorder.mutations import mutate
-
-    files, _ = mutate(_solution_files(task_dir), _mutation_context(task_dir), seed)
-    return _writes(task_dir, files)
+    ctx = context_for_task(task_dir)
+    try:
+        files, _ = mutate(ctx.solution, ctx, seed)
+    except NotApplicable as err:
+        raise BadInput(task_dir, f"no mutant policy: {err}") from None
+    return _writes(task_dir, files, ctx)
 
 
 def adversary(kind: str) -> Callable[[Path, int], list[ToolCall]]:
-    """The policy ``adversary:<kind>``: the oracle's files with one attack applied."""
-    from recorder.mutations import ADVERSARIES
+    """The policy ``adversary:<kind>``: the oracle's files with one attack applied.
 
+    BadInput for an unknown kind, or (when called) for a task the attack does not apply to.
+    """
     if kind not in ADVERSARIES:
         raise BadInput(f"adversary:{kind}", f"unknown adversary; known: {', '.join(ADVERSARIES)}")
-    attack, _ = ADVERSARIES[kind]
 
     def calls(task_dir: Path, seed: int) -> list[ToolCall]:
-        return _writes(task_dir, attack(_solution_files(task_dir), _mutation_context(task_dir)))
+        ctx = context_for_task(task_dir)
+        try:
+            files = apply(kind, ctx.solution, ctx)
+        except NotApplicable as err:
+            raise BadInput(task_dir, f"adversary:{kind} does not apply: {err}") from None
+        return _writes(task_dir, files, ctx)
 
     return calls
 

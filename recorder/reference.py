@@ -6,19 +6,41 @@ is already complete is skipped and an interrupted one resumes (see :mod:`recorde
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from tqdm import tqdm
 
 from alertforge.errors import BadInput
+from recorder.context import context_for_task
+from recorder.mutations import applicable
 from recorder.record import record_run
 
 DEFAULT_POLICIES = ("oracle", "nop", "partial")
 
 
-DEMO_ADVERSARIES = ("adversary:always-fire", "adversary:catch-all-route", "adversary:inhibit-all")
-"""Adversaries the demo shows beside the reference policies (each fails its own requirement)."""
+DEMO_ADVERSARIES = ("adversary:always-fire", "adversary:catch-all-route", "adversary:inhibit-all",
+                    "adversary:per-pod", "adversary:rename", "adversary:threshold-band",
+                    "adversary:delete-untouched", "adversary:never-fire", "adversary:input-shadowing")
+"""Adversaries the demo may show beside the reference policies, in order of preference: the
+first three that apply to a task (:func:`demo_adversaries`)."""
+DEMO_ADVERSARY_COUNT = 3
+
+
+def demo_adversaries(task_dir: Path) -> list[str]:
+    """The first :data:`DEMO_ADVERSARY_COUNT` of :data:`DEMO_ADVERSARIES` that apply to the
+    task (a task without a route requirement shows another attack instead of catch-all-route)."""
+    ctx = context_for_task(Path(task_dir))
+    found = [a for a in DEMO_ADVERSARIES if applicable(a.split(":", 1)[1], ctx)]
+    return found[:DEMO_ADVERSARY_COUNT]
+
+
+def demo_policies(task_dir: Path) -> list[str]:
+    """What the demo records on a task: oracle, nop, partial (when the task has an alert or
+    repair to get half right) and three applicable adversaries."""
+    base = ["oracle", "nop"] + (["partial"] if context_for_task(Path(task_dir)).primary else [])
+    return base + demo_adversaries(task_dir)
 
 
 def _one(job: tuple[str, str, int, str]) -> str:
@@ -27,17 +49,20 @@ def _one(job: tuple[str, str, int, str]) -> str:
 
 
 def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
-                     policies: list[str] | tuple[str, ...] = DEFAULT_POLICIES,
+                     policies: Sequence[str] | Callable[[Path], Sequence[str]] = DEFAULT_POLICIES,
                      seed: int = 0, progress: bool = True, mutants: int = 0) -> list[Path]:
     """Record every policy on every task into ``out``; returns the run folders (sorted).
 
-    ``mutants`` adds that many ``mutant`` runs per task (seeds 1..N, each 1-3 seeded
-    mistakes). ``jobs`` worker processes (1: in this process). Raises the first worker's error.
+    ``policies`` is a list of policy names, or a function giving a task folder's list (e.g.
+    :func:`demo_policies`). ``mutants`` adds that many ``mutant`` runs per task (seeds 1..N,
+    each 1-3 seeded mistakes). ``jobs`` worker processes (1: in this process). Raises the
+    first worker's error.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BadInput(out, "output path exists and is not a folder")
-    work = [(str(t), p, seed, str(out)) for t in task_dirs for p in policies]
+    chosen = policies if callable(policies) else (lambda _task: policies)
+    work = [(str(t), p, seed, str(out)) for t in task_dirs for p in chosen(t)]
     work += [(str(t), "mutant", n, str(out)) for t in task_dirs for n in range(1, mutants + 1)]
     bar = tqdm(total=len(work), desc="recording", unit="run", disable=not progress)
     done: list[Path] = []
