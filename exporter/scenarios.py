@@ -142,6 +142,58 @@ def error_ratio_series(
     return result
 
 
+def _by_service(input_series: list[dict[str, Any]], service: str, metric: str) -> list[tuple[dict, list]]:
+    out = []
+    for entry in input_series:
+        parsed = parse_series(str(entry.get("series", "")))
+        if parsed is None or parsed[0] != metric or parsed[1].get("service") != service:
+            continue
+        out.append((parsed[1], expand_values(str(entry.get("values", "")))))
+    return out
+
+
+def up_series(input_series: list[dict[str, Any]], service: str) -> dict[str, list[float | None]] | None:
+    """Per minute: the fraction of the service's targets whose ``up`` is 1 (None: no ``up``
+    series at all, the targets vanished). None when the service has no ``up`` series."""
+    try:
+        series = [values for _, values in _by_service(input_series, service, "up")]
+    except ValueError:
+        return None
+    if not series:
+        return None
+    length = max(len(v) for v in series)
+    out: list[float | None] = []
+    for t in range(length):
+        known = [v[t] for v in series if t < len(v) and v[t] is not None]
+        out.append(_round(sum(known) / len(series)) if known else None)
+    return {"up": out}
+
+
+def slow_ratio_series(input_series: list[dict[str, Any]], service: str, le: str,
+                      windows: list[float]) -> dict[str, list[float | None]] | None:
+    """Like :func:`error_ratio_series` for a latency SLI: the share of requests slower than
+    ``le`` seconds (``_count`` minus ``_bucket{le}``), per interval and over each window."""
+    try:
+        counts = [v for _, v in _by_service(input_series, service, "http_request_duration_seconds_count")]
+        fast = [v for labels, v in _by_service(input_series, service, "http_request_duration_seconds_bucket")
+                if labels.get("le") == le]
+    except ValueError:
+        return None
+    if not counts or not fast:
+        return None
+    rebuilt = []
+    for total, good in zip(counts, fast):
+        slow = [None if a is None or b is None else a - b for a, b in zip(total, good)]
+        rebuilt += [{"series": 'x{code="500"}', "values": _notation(slow)},
+                    {"series": 'x{code="200"}', "values": _notation(good)}]
+    return error_ratio_series([{**r, "series": r["series"].replace("{", f'{{service="{service}",')}
+                               for r in rebuilt], service, windows)
+
+
+def _notation(values: list[float | None]) -> str:
+    return " ".join("_" if v is None else repr(v) for v in values)
+
+
 def _alert_targets(requirement: dict[str, Any]) -> dict[str, Any] | None:
     targets = requirement.get("targets") or {}
     if requirement.get("kind") not in ("alert", "repair") or not isinstance(targets, dict):
@@ -154,8 +206,11 @@ def _alert_targets(requirement: dict[str, Any]) -> dict[str, Any] | None:
 def scenario_plots(catalog: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Plot data for a catalog: ``(plots, check_plots)``.
 
-    ``plots`` maps ``"<scenario>|<service>"`` to ``{scenario, service, title, horizon_min,
-    phases{service: [{start, end, error_ratio, traffic}]}, series{ratio, w<m>...}}``;
+    ``plots`` maps ``"<scenario>|<service>"`` (``|up`` appended for Down alerts) to
+    ``{scenario, service, title, horizon_min, quantity, phases{service: [{start, end,
+    error_ratio, traffic} | {start, end, outage}]}, series{ratio, w<m>... | up}}``: the error
+    ratio, for a ``latency-burn`` alert the share of slow requests, for a ``down`` alert the
+    fraction of targets up;
     ``check_plots`` maps a check id to ``{plot, threshold, windows{short, long} (minutes),
     eval_min}`` for the promql checks of alert and repair requirements whose service has
     request counters with a code label in the check's scenario.
@@ -179,22 +234,38 @@ def scenario_plots(catalog: dict[str, Any]) -> tuple[dict[str, Any], dict[str, d
             for name, text in sorted((targets.get("windows") or {}).items())
             if duration_minutes(text)
         }
-        key = f"{scenario_id}|{service}"
+        condition = targets.get("condition")
+        kind = condition.get("type", "burn") if isinstance(condition, dict) else "burn"
+        key = f"{scenario_id}|{service}" + ("|up" if kind == "down" else "")
         if key not in plots:
-            series = error_ratio_series(input_series.get(scenario_id) or [], service,
-                                        sorted(set(windows.values())))
+            inputs = input_series.get(scenario_id) or []
+            if kind == "down":
+                series, quantity = up_series(inputs, service), "targets up"
+            elif kind == "latency-burn" and targets.get("latency_le"):
+                series = slow_ratio_series(inputs, service, str(targets["latency_le"]),
+                                           sorted(set(windows.values())))
+                quantity = f"share of requests slower than {targets['latency_le']} s"
+            else:
+                series = error_ratio_series(inputs, service, sorted(set(windows.values())))
+                quantity = "error ratio"
             if series is None:
                 continue
             scenario = scenarios[scenario_id]
+            phases = {name: list(items) for name, items in (scenario.get("phases") or {}).items()}
+            for name, items in (scenario.get("outages") or {}).items():
+                phases.setdefault(name, []).extend(
+                    {"start": o.get("start"), "end": o.get("end"), "outage": o.get("how", "down")}
+                    for o in items if isinstance(o, dict))
             plots[key] = {
                 "scenario": scenario_id,
                 "service": service,
                 "title": scenario.get("title") or scenario_id,
                 "horizon_min": scenario.get("horizon_min"),
-                "phases": scenario.get("phases") or {},
+                "phases": phases,
+                "quantity": quantity,
                 "series": series,
             }
-        threshold = targets.get("threshold")
+        threshold = targets.get("threshold") if kind != "down" else None
         check_plots[check["id"]] = {
             "plot": key,
             "threshold": threshold if isinstance(threshold, (int, float)) else None,

@@ -490,6 +490,15 @@ def input_metric_names(world: World) -> list[str]:
     return sorted(names)
 
 
+def _latency_le(world: World, req: dict) -> dict:
+    """``{"latency_le": ...}`` for a requirement on a latency service (the viewer plots the
+    share of slower requests), else ``{}``."""
+    if "service" not in req:
+        return {}
+    le = world.service(req["service"]).latency_le
+    return {"latency_le": le} if le else {}
+
+
 def derive_catalog(spec: dict, pristine: Path) -> dict:
     """The ordered check catalog of a task, from its spec and its pristine monitoring repo.
 
@@ -557,7 +566,8 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
              "targets": {k: r[k] for k in ("alert", "service", "records", "receiver", "source",
                                            "targets", "reference_records", "threshold", "for_s",
                                            "labels", "slo", "windows", "team", "equal",
-                                           "condition", "defect") if k in r}}
+                                           "condition", "defect") if k in r}
+             | _latency_le(world, r)}
             for r in world.requirements
         ],
         "scenarios": [s.to_json() for s in scenarios.values()],

@@ -8,15 +8,16 @@
 //   g.eval-mark[data-check-id][data-min][data-state=pass|fail|na|none][data-selected="1"|"0"]
 
 import { svg, el, clear } from "./dom.js";
-import { stateAt } from "./runmodel.js";
+import { stateAt } from "./data.js";
 
 const WIDTH = 640;
 const HEIGHT = 240;
 const PAD = { left: 52, right: 16, top: 14, bottom: 30 };
 const STATES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
 
-function seriesName(key, windows) {
-  if (key === "ratio") return "error ratio per interval";
+function seriesName(key, windows, quantity) {
+  if (key === "up") return "fraction of targets up";
+  if (key === "ratio") return `${quantity} per interval`;
   const minutes = Number(key.slice(1));
   const named = Object.entries(windows).find(([, value]) => value === minutes);
   const label = minutes % 60 === 0 ? `${minutes / 60}h` : `${minutes}m`;
@@ -33,6 +34,7 @@ export function renderScenarioPlot(container, check, task) {
   const plot = ref ? (task.scenario_plots || {})[ref.plot] : null;
   if (!plot) return null;
   const keys = Object.keys(plot.series);
+  const quantity = plot.quantity || "error ratio";
   const length = Math.max(...keys.map((key) => plot.series[key].length));
   const horizon = Math.max(1, plot.horizon_min || length - 1);
   const values = keys.flatMap((key) => plot.series[key]).filter((v) => typeof v === "number");
@@ -43,7 +45,7 @@ export function renderScenarioPlot(container, check, task) {
     id: "scenario-svg",
     viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
     role: "img",
-    "aria-label": `Scenario ${plot.scenario}: ${plot.title}. Error ratio of ${plot.service} over ${horizon} minutes${ref.threshold !== null ? `, threshold ${ref.threshold}` : ""}; this check evaluates at ${ref.eval_min}m.`,
+    "aria-label": `Scenario ${plot.scenario}: ${plot.title}. ${quantity[0].toUpperCase()}${quantity.slice(1)} of ${plot.service} over ${horizon} minutes${ref.threshold !== null ? `, threshold ${ref.threshold}` : ""}; this check evaluates at ${ref.eval_min}m.`,
   });
 
   for (const [service, phases] of Object.entries(plot.phases || {})) {
@@ -60,7 +62,9 @@ export function renderScenarioPlot(container, check, task) {
             height: HEIGHT - PAD.top - PAD.bottom,
             dataset: { service, start: String(phase.start), end: String(phase.end), own: own ? "1" : "0" },
           },
-          svg("title", null, `${service}: error ratio ${phase.error_ratio} at ${phase.traffic}\u00d7 traffic from ${phase.start}m to ${phase.end}m`),
+          svg("title", null, phase.outage
+            ? `${service}: targets ${phase.outage} from ${phase.start}m to ${phase.end}m`
+            : `${service}: ${quantity} ${phase.error_ratio} at ${phase.traffic}\u00d7 traffic from ${phase.start}m to ${phase.end}m`),
         ),
       );
     }
@@ -80,7 +84,7 @@ export function renderScenarioPlot(container, check, task) {
       if (typeof value !== "number" || minute > horizon) return;
       path += `${path === "" || plot.series[key][minute - 1] === null ? "M" : "L"} ${x(minute).toFixed(1)} ${y(value).toFixed(1)} `;
     });
-    root.append(svg("path", { class: ["series-line", `series-${key === "ratio" ? "ratio" : "window"}`], d: path.trim(), fill: "none", dataset: { series: key } }, svg("title", null, seriesName(key, ref.windows || {}))));
+    root.append(svg("path", { class: ["series-line", `series-${key === "ratio" || key === "up" ? "ratio" : "window"}`], d: path.trim(), fill: "none", dataset: { series: key } }, svg("title", null, seriesName(key, ref.windows || {}, quantity))));
   }
   if (typeof ref.threshold === "number") {
     root.append(
@@ -109,7 +113,7 @@ export function renderScenarioPlot(container, check, task) {
   const legend = el(
     "p",
     { class: "legend muted scenario-legend" },
-    el("span", { class: "line-key key-ratio", "aria-hidden": "true" }), " per interval ",
+    el("span", { class: "line-key key-ratio", "aria-hidden": "true" }), keys.includes("up") ? " targets up " : ` ${quantity} per interval `,
     el("span", { class: "line-key key-window", "aria-hidden": "true" }), " windowed ratio ",
     el("span", { class: "line-key key-threshold", "aria-hidden": "true" }), " threshold ",
     el("span", { class: "swatch swatch-phase", "aria-hidden": "true" }), ` ${plot.service} outage window; marks: this requirement's evaluation times in this scenario (pass / fail at the step shown; the large one is this check).`,
