@@ -18,7 +18,7 @@ import orjson
 
 from alertforge.errors import BadInput
 from alertforge.files import read_json, write_json
-from grader.grade import grade
+from grader.grade import grade, task_fingerprint
 from recorder import run_format
 from recorder.policies import make_agent
 from recorder.tools import FILE_CHANGING_TOOLS, run_tool
@@ -32,7 +32,21 @@ def run_id_for(task_id: str, policy: str, seed: int) -> str:
 def _task_meta(task_dir: Path) -> dict:
     spec = read_json(task_dir / "tests" / "spec.json")
     return {"id": spec.get("task_id", task_dir.name), "dir": str(task_dir),
-            "workflow": spec.get("workflow"), "tier": spec.get("tier"), "seed": spec.get("seed")}
+            "workflow": spec.get("workflow"), "tier": spec.get("tier"), "seed": spec.get("seed"),
+            "fingerprint": task_fingerprint(task_dir)}
+
+
+SCRIPTED = ("oracle", "nop", "partial", "mutant", "adversary:")
+"""Deterministic reference policies: a stale run of one is simply recorded again."""
+
+
+def _stale(old: dict, meta: dict, catalog: dict) -> bool:
+    """Whether an existing run was recorded on another version of the task: its fingerprint
+    differs, or (runs from before fingerprints) its check ids differ from the catalog's."""
+    recorded = (old.get("task") or {}).get("fingerprint")
+    if recorded:
+        return recorded != meta["fingerprint"]
+    return [c.get("id") for c in old.get("checks") or []] != [c["id"] for c in catalog.get("checks", [])]
 
 
 def _read_journal(path: Path) -> list[dict]:
@@ -62,8 +76,13 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     ``options`` go to an interactive agent's factory (model, base URL, ...); at most
     ``max_steps`` agent steps are taken.
 
+    A complete run in ``out`` is returned as it is; an interrupted one resumes. A run recorded
+    on another version of the task (``task.fingerprint`` in run.json differs) is recorded
+    again when its policy is a scripted reference policy, and refused otherwise.
+
     Raises:
-        BadInput: unknown policy, or a task folder without its spec/catalog/solution.
+        BadInput: unknown policy, a task folder without its spec/catalog/solution, or a
+            non-scripted run recorded on another version of the task.
     """
     task_dir = Path(task_dir).resolve()
     agent = make_agent(policy, task_dir, seed, options)
@@ -75,9 +94,17 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     journal = run_dir / "journal.jsonl"
     if run_dir.exists():
         existing = run_dir / "run.json"
-        if resume and existing.is_file() and read_json(existing).get("status") == "complete":
-            return run_dir
-        if not resume:
+        if resume and existing.is_file():
+            old = read_json(existing)
+            if _stale(old, meta, read_json(task_dir / "tests" / "checks.json")):
+                if not policy.startswith(SCRIPTED):
+                    raise BadInput(existing, f"recorded on another version of task {meta['id']} "
+                                   "(its files or checks changed since); move this run folder "
+                                   "away or record into another --out")
+                shutil.rmtree(run_dir)  # a scripted policy: recording it again gives the same run
+            elif old.get("status") == "complete":
+                return run_dir
+        if not resume and run_dir.exists():
             shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     done = _read_journal(journal) if resume else []

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import atif
+import pytest
 
+from alertforge.errors import BadInput
 from alertforge.files import read_json
 from alertforge.paths import TASKS_DIR, task_dirs
+from recorder import llm_agent  # noqa: F401  (registers the llm policy)
 from recorder.record import record_run
 from recorder.tools import MAX_WRITE_BYTES, run_tool
 
@@ -59,3 +64,25 @@ def test_write_file_refuses_paths_outside_the_workspace(tmp_path: Path):
     assert big.error and not (ws / "big.yml").exists()
     ok = run_tool(ws, "write_file", {"path": "rules/new.yml", "content": "groups: []\n"})
     assert not ok.error and ok.changed == "rules/new.yml"
+
+
+def test_a_run_made_on_another_version_of_the_task_is_recorded_again_or_refused(tmp_path, monkeypatch):
+    run_dir = record_run(TASK, "nop", out=tmp_path)
+    summary = read_json(run_dir / "run.json")
+    assert summary["task"]["fingerprint"]
+    summary["task"]["fingerprint"] = "0" * 64  # as if the task changed since
+    (run_dir / "run.json").write_text(json.dumps(summary))
+    again = read_json(record_run(TASK, "nop", out=tmp_path) / "run.json")
+    assert again["task"]["fingerprint"] != "0" * 64 and again["status"] == "complete"
+    # an LLM run cannot be replayed: it is refused, and left as it was
+    monkeypatch.setenv("ALERTFORGE_TEST_KEY", "unused")
+    llm = tmp_path / run_dir.name.replace("__nop__", "__llm__")
+    shutil.copytree(run_dir, llm)
+    stale = read_json(llm / "run.json") | {"policy": "llm", "run_id": llm.name,
+                                           "task": summary["task"]}
+    (llm / "run.json").write_text(json.dumps(stale))
+    before = (llm / "run.json").read_bytes()
+    with pytest.raises(BadInput, match="another version of task"):
+        record_run(TASK, "llm", out=tmp_path, options={"model": "m", "base_url": "http://127.0.0.1:9",
+                                                        "api_key_env": "ALERTFORGE_TEST_KEY"})
+    assert (llm / "run.json").read_bytes() == before
