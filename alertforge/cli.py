@@ -277,10 +277,20 @@ def _cmd_generate(args) -> int:
     unknown = [w for w in args.workflow or [] if w not in implemented()]
     if unknown:
         raise BadInput(unknown[0], f"unknown workflow; known: {', '.join(implemented())}")
-    written = generate(Path(args.out), master_seed=args.master_seed, workflows=args.workflow)
+    if args.per_tier is not None and args.master_seed is None:
+        raise BadInput("--per-tier", "needs --master-seed (the bundled corpus has seeds 1 and 2)")
+    written = generate(Path(args.out), master_seed=args.master_seed, workflows=args.workflow,
+                       per_tier=args.per_tier or 2)
     for path in written:
         print(path)
     return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
 
 
 def _seed(text: str) -> int:
@@ -424,6 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="(re)generate the task corpus")
     gen.add_argument("--out", required=True)
     gen.add_argument("--master-seed", type=_seed, help="a non-negative integer: a fresh private set")
+    gen.add_argument("--per-tier", type=_positive, metavar="N",
+                     help="with --master-seed: N tasks per workflow and tier (default 2)")
     gen.add_argument("--workflow", action="append",
                      help="only this workflow (repeatable; default: every workflow)")
     gen.set_defaults(func=_cmd_generate)

@@ -22,12 +22,17 @@ def test_regenerating_gives_the_committed_tasks_byte_for_byte(tmp_path):
         assert _files(task) == _files(TASKS_DIR / task.name), task.name
 
 
-def test_a_master_seed_gives_a_fresh_but_reproducible_set(tmp_path):
-    first = generate(tmp_path / "a", master_seed=7)
-    second = generate(tmp_path / "b", master_seed=7)
-    assert [_files(p) for p in first] == [_files(p) for p in second]
+def test_a_master_seed_gives_a_fresh_reproducible_set_of_any_size(tmp_path):
+    first = generate(tmp_path / "a", master_seed=7, workflows=["slo-onboarding", "latency-slo"],
+                     per_tier=1)
+    second = generate(tmp_path / "b", master_seed=7, workflows=["slo-onboarding", "latency-slo"],
+                      per_tier=1)
+    assert len(first) == 6 and [_files(p) for p in first] == [_files(p) for p in second]
     bundled = {p.name for p in task_dirs(TASKS_DIR)}
     assert not bundled & {p.name for p in first}
+    rows = [json.loads(line) for line in (tmp_path / "a" / "manifest.jsonl").read_text().splitlines()]
+    assert sorted((r["workflow"], r["tier"]) for r in rows) == sorted(
+        (w, t) for w in ("slo-onboarding", "latency-slo") for t in ("easy", "medium", "hard"))
 
 
 def test_the_corpus_is_five_workflows_by_three_tiers_by_two_seeds_sized_by_tier():

@@ -63,21 +63,23 @@ def test_protocol_llm_run_records_tool_calls_grades_metrics_and_resumes(tmp_path
     pristine_am = (TASK / "environment/monitoring/alertmanager/alertmanager.yml").read_text()
     assert pristine_am.count("  routes:\n") == 1
     recording = (TASK / "solution/monitoring/rules/slo-recording.yml").read_text()
-    platform_route = '  routes:\n  - matchers:\n    - team="platform"\n    receiver: platform-pager\n'
+    route = next(r for r in read_json(TASK / "tests/spec.json")["requirements"] if r["kind"] == "route")
+    team, receiver = route["team"], route["receiver"]
+    platform_route = f'  routes:\n  - matchers:\n    - team="{team}"\n    receiver: {receiver}\n'
     script = [
         {"content": "Let me look around.", "tool_calls": [_call("list_files")]},
         {"content": "Reading two files.", "tool_calls": [
             _call("read_file", path="README.md"),
             _call("read_file", path="alertmanager/alertmanager.yml")]},
         {"content": "I think this is fine."},  # no tool call: the agent reminds the model once
-        {"tool_calls": [_call("route_test", labels={"team": "platform"})]},
+        {"tool_calls": [_call("route_test", labels={"team": team})]},
         {"tool_calls": [_call("replace_in_file", path="alertmanager/alertmanager.yml",
                               old="  routes:\n", new=platform_route)]},
         {"tool_calls": [_call("write_file", path="rules/slo-recording.yml", content=recording)]},
         {"tool_calls": [{"name": "read_file", "raw_arguments": "{not json"}]},
         {"status": 400, "error": "scripted outage"},  # the run stops here; resumed below
         {"tool_calls": [_call("run_checks")]},
-        {"tool_calls": [_call("route_test", labels={"team": "platform"})]},
+        {"tool_calls": [_call("route_test", labels={"team": team})]},
         {"content": "Done.", "tool_calls": [_call("submit")]},
     ]
     server = ScriptServer(tmp_path, script)
@@ -110,7 +112,7 @@ def test_protocol_llm_run_records_tool_calls_grades_metrics_and_resumes(tmp_path
     assert reminded["extra"]["llm_calls"] == 2
     assert agent_steps[3]["extra"]["llm"]["replies_without_tool_call"] == ["I think this is fine."]
     assert agent_steps[3]["observation"]["results"][0]["content"] == "receivers: default-slack"
-    assert agent_steps[-2]["observation"]["results"][0]["content"] == "receivers: platform-pager"
+    assert agent_steps[-2]["observation"]["results"][0]["content"] == f"receivers: {receiver}"
     assert agent_steps[6]["extra"]["tool_error"] is True  # arguments that are not JSON
     assert "invalid_arguments" in agent_steps[6]["tool_calls"][0]["arguments"]
 

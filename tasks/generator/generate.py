@@ -27,6 +27,19 @@ BUNDLED = [(index, *item) for index, item in enumerate(CORPUS, 1) if item[0] in 
 """(task number, workflow, tier, seed) of every task whose workflow is implemented."""
 
 
+def private_set(master_seed: int, per_tier: int) -> list[tuple[int, str, str, int]]:
+    """(task number, workflow, tier, seed) of a private set: ``per_tier`` tasks for each
+    workflow and tier, seeds derived from ``master_seed`` (5 x 3 x ``per_tier`` tasks)."""
+    rows = []
+    index = 0
+    for name in implemented():
+        for tier in TIERS:
+            for _ in range(per_tier):
+                index += 1
+                rows.append((index, name, tier, (master_seed * 1000 + index) % 1_000_000_007))
+    return rows
+
+
 def task_id(index: int, workflow: str, tier: str, seed: int) -> str:
     """``af-001-slo-onboarding-easy-s1``: running number, workflow, tier, seed."""
     return f"af-{index:03d}-{workflow}-{tier}-s{seed}"
@@ -85,19 +98,19 @@ def write_task(out: Path, tid: str, files: dict[str, bytes]) -> Path:
 
 
 def generate(out: Path, master_seed: int | None = None,
-             workflows: list[str] | None = None) -> list[Path]:
+             workflows: list[str] | None = None, per_tier: int = len(SEEDS)) -> list[Path]:
     """Generate the corpus into ``out``; returns the task folders written.
 
-    Without ``master_seed`` the bundled seeds are used; with one, each task's seed is
-    derived from it (a fresh private set). ``workflows`` limits the run to those workflows
-    (task numbers stay those of the whole corpus).
+    Without ``master_seed`` the bundled seeds are used (``per_tier`` is ignored); with one,
+    ``per_tier`` tasks per workflow and tier, each seed derived from it (a fresh private set
+    of any size). ``workflows`` limits the run to those workflows (task numbers stay those of
+    the whole set).
     """
     written = []
-    for index, name, tier, seed in BUNDLED:
+    rows = BUNDLED if master_seed is None else private_set(master_seed, per_tier)
+    for index, name, tier, seed in rows:
         if workflows is not None and name not in workflows:
             continue
-        if master_seed is not None:
-            seed = (master_seed * 1000 + index) % 1_000_000_007
         tid = task_id(index, name, tier, seed)
         world = sample_world(tid, name, tier, seed)
         written.append(write_task(out, tid, task_files(world)))
