@@ -256,18 +256,25 @@ def _cmd_gate(args) -> int:
     from recorder.gate import format_table, run_gate, select_cases, select_tasks, summary
 
     started = time.perf_counter()
-    tasks = select_tasks(task_dirs(args.tasks), _csv(args.only))
-    rows = run_gate(tasks, jobs=args.jobs, cases=select_cases(_csv(args.cases)))
+    tasks = select_tasks(task_dirs(args.tasks), _csv(args.only, "--only"))
+    rows = run_gate(tasks, jobs=args.jobs, cases=select_cases(_csv(args.cases, "--cases")))
     print(format_table(rows))
     print(summary(rows, time.perf_counter() - started))
     return 1 if any(r.ok is False for r in rows) else 0
 
 
-def _csv(values: list[str] | None) -> list[str] | None:
-    """Repeatable comma-separated options, flattened (None when not given)."""
+def _csv(values: list[str] | None, option: str = "option") -> list[str] | None:
+    """Repeatable comma-separated options, flattened (None when not given).
+
+    Raises:
+        BadInput: the option was given but names nothing (``--only ,``).
+    """
     if not values:
         return None
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+    parts = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not parts:
+        raise BadInput(option, "names nothing")
+    return parts
 
 
 def _cmd_generate(args) -> int:
@@ -279,11 +286,26 @@ def _cmd_generate(args) -> int:
         raise BadInput(unknown[0], f"unknown workflow; known: {', '.join(implemented())}")
     if args.per_tier is not None and args.master_seed is None:
         raise BadInput("--per-tier", "needs --master-seed (the bundled corpus has seeds 1 and 2)")
-    written = generate(Path(args.out), master_seed=args.master_seed, workflows=args.workflow,
-                       per_tier=args.per_tier or 2)
+    out = Path(args.out)
+    if not args.out.strip():
+        raise BadInput("--out", "empty path")
+    inside = next((p for p in [out.resolve(), *out.resolve().parents] if (p / "task.toml").is_file()), None)
+    if inside is not None:
+        raise BadInput(out, f"is inside the task folder {inside}; generate into a corpus folder")
+    from tasks.generator.checks import CatalogError
+
+    try:
+        written = generate(out, master_seed=args.master_seed, workflows=args.workflow,
+                           per_tier=args.per_tier or 2)
+    except CatalogError as err:
+        raise BadInput(f"--master-seed {args.master_seed}", f"no safe check time: {err}") from None
     for path in written:
         print(path)
     return 0
+
+
+MAX_PER_TIER = 1000
+"""Upper bound of ``generate --per-tier`` (15,000 tasks)."""
 
 
 def _positive(text: str) -> int:
@@ -293,10 +315,24 @@ def _positive(text: str) -> int:
     return value
 
 
-def _seed(text: str) -> int:
+def _count(text: str) -> int:
     value = int(text)
     if value < 0:
-        raise argparse.ArgumentTypeError("seed must be >= 0")
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
+def _per_tier(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_PER_TIER:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_PER_TIER}")
+    return value
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError("seed must be >= 0 and < 2**63")
     return value
 
 
@@ -355,11 +391,11 @@ def build_parser() -> argparse.ArgumentParser:
     ref = sub.add_parser("record-reference", help="record the reference policies on every task")
     ref.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
     ref.add_argument("--out", default="runs")
-    ref.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS,
+    ref.add_argument("-j", "--jobs", type=_positive, default=DEFAULT_JOBS,
                      help=f"worker processes (default {DEFAULT_JOBS}: one per two cores)")
     ref.add_argument("--policies", default="oracle,nop,partial",
                      help="comma-separated: oracle, nop, partial, adversary:<kind>, ...")
-    ref.add_argument("--mutants", type=int, default=0, help="mutant runs per task (seeds 1..N)")
+    ref.add_argument("--mutants", type=_count, default=0, help="mutant runs per task (seeds 1..N)")
     ref.set_defaults(func=_cmd_record_reference)
 
     export = sub.add_parser("export", help="export runs into site data and pages")
@@ -389,7 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--tasks", help="tasks folder (default: bundled tasks/)")
     demo.add_argument("--runs", default=str(SPACE_DIR.parent / "runs"))
     demo.add_argument("--out", default=str(SPACE_DIR))
-    demo.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS)
+    demo.add_argument("-j", "--jobs", type=_positive, default=DEFAULT_JOBS)
     demo.set_defaults(func=_cmd_demo)
 
     gate = sub.add_parser("gate", help="acceptance gate: oracle 1, no-op 0, partial band, adversaries, mutants")
@@ -400,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--cases", action="append", metavar="CASES",
                       help="run only these cases, comma-separated names or globs "
                            "(e.g. --cases oracle,partial,'adversary:*')")
-    gate.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS)
+    gate.add_argument("-j", "--jobs", type=_positive, default=DEFAULT_JOBS)
     gate.set_defaults(func=_cmd_gate)
 
     harbor = sub.add_parser("import-harbor", help="Harbor job folders (ATIF trajectories) into "
@@ -434,7 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="(re)generate the task corpus")
     gen.add_argument("--out", required=True)
     gen.add_argument("--master-seed", type=_seed, help="a non-negative integer: a fresh private set")
-    gen.add_argument("--per-tier", type=_positive, metavar="N",
+    gen.add_argument("--per-tier", type=_per_tier, metavar="N",
                      help="with --master-seed: N tasks per workflow and tier (default 2)")
     gen.add_argument("--workflow", action="append",
                      help="only this workflow (repeatable; default: every workflow)")
@@ -455,8 +491,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # output piped into head: stop quietly
         return 0
-    except (FileExistsError, NotADirectoryError, IsADirectoryError, PermissionError) as err:
-        print(f"alertforge: {err.filename}: {err.strerror} (cannot write there)", file=sys.stderr)
+    except FileExistsError as err:
+        print(f"alertforge: {err.filename}: exists and is not a folder (cannot write there)",
+              file=sys.stderr)
+        return 2
+    except OSError as err:  # not a directory, permission, read-only file system, disk full...
+        print(f"alertforge: {err.filename or ''}: {err.strerror or err} (cannot write there)",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("alertforge: interrupted", file=sys.stderr)

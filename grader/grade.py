@@ -478,10 +478,13 @@ _PRISTINE_CACHE: dict[str, dict[str, float]] = {}
 
 
 def task_fingerprint(task_dir: Path) -> str:
-    """sha256 over the task's catalog, reference records and pristine repo files."""
+    """sha256 over the task's spec, catalog, reference records, pristine repo and solution
+    files (what grading and the scripted policies read)."""
     digest = hashlib.sha256()
-    for path in sorted((task_dir / "environment" / "monitoring").rglob("*")) + [
-            task_dir / "tests" / "checks.json", task_dir / "tests" / "reference_records.yml"]:
+    for path in sorted((task_dir / "environment" / "monitoring").rglob("*")) + sorted(
+            (task_dir / "solution").rglob("*")) + [
+            task_dir / "tests" / "spec.json", task_dir / "tests" / "checks.json",
+            task_dir / "tests" / "reference_records.yml"]:
         if path.is_file():
             digest.update(path.relative_to(task_dir).as_posix().encode())
             digest.update(path.read_bytes())
@@ -677,6 +680,21 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
                 score = 1.0 if passed else 0.0
                 if bad:
                     detail = f"expected none of {probe['forbid']}; got {sorted(set(got))}"
+        elif kind == "receiver":
+            name = probe["name"]
+            receivers = am.get("receivers") if isinstance(am, dict) else None
+            found = [r for r in receivers or [] if isinstance(r, dict) and r.get("name") == name]
+            configs = [c for key, value in (found[0].items() if found else [])
+                       if key.endswith("_configs") and isinstance(value, list) for c in value if c]
+            passed = bool(configs)
+            score = 1.0 if passed else 0.0
+            reproduce = "amtool check-config alertmanager/alertmanager.yml"
+            if am is None:
+                detail = f"alertmanager.yml does not load: {run.am_error}"
+            elif not found:
+                detail = f"expected a receiver named {name}; there is none"
+            elif not configs:
+                detail = f"expected receiver {name} to have an integration (a *_configs entry); it has none, so its pages go nowhere"
         elif kind == "inhibit":
             if am is None or inhibit_error:
                 passed = False
@@ -758,7 +776,7 @@ def _score(run: _Run, catalog: dict, results: list[dict], variant_pass: dict,
             q = reward.recording_q(values(items, {"Dup"}), values(items, {"Value", "Cardinality"}))
         elif kind == "route":
             pos = [i.get("score", 0.0) for i in items
-                   if i["id"].split(".")[-1].startswith(("positive", "chain"))]
+                   if i["id"].split(".")[-1].startswith(("positive", "chain", "receiver"))]
             neg = [1.0 if i["passed"] else 0.0 for i in items if i["id"].split(".")[-1].startswith("negative")]
             q = reward.route_q(pos, neg)
         elif kind == "inhibit":

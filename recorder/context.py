@@ -187,9 +187,18 @@ def context_for_task(task_dir: Path) -> Context:
     if not solution_root.is_dir():
         raise BadInput(solution_root, "task has no solution/monitoring folder (the oracle needs it)")
     catalog_path = task_dir / "tests" / "checks.json"
+    spec_path = task_dir / "tests" / "spec.json"
     catalog = read_json(catalog_path) if catalog_path.is_file() else None
-    return build_context(read_json(task_dir / "tests" / "spec.json"), read_tree(solution_root),
-                         read_tree(task_dir / "environment" / "monitoring"), catalog)
+    spec = read_json(spec_path)
+    if not isinstance(spec, dict) or not isinstance(spec.get("requirements"), list):
+        raise BadInput(spec_path, "not a task spec (expected an object with a requirements list)")
+    if catalog is not None and not (isinstance(catalog, dict) and isinstance(catalog.get("checks"), list)):
+        raise BadInput(catalog_path, "not a check catalog (expected an object with a checks list)")
+    try:
+        return build_context(spec, read_tree(solution_root),
+                             read_tree(task_dir / "environment" / "monitoring"), catalog)
+    except (KeyError, TypeError, AttributeError) as err:
+        raise BadInput(spec_path, f"a requirement or check has an unexpected shape ({err!r})") from None
 
 
 # ---- finding and editing rules wherever they live ---------------------------------------

@@ -331,13 +331,16 @@ def _recording_checks(catalog: Catalog, world: World, req: dict, scenarios: dict
                          "expected_value": "NaN"})
 
 
-def _route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None) -> None:
+def _route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None,
+                  pristine_receivers: set[str] = frozenset()) -> None:
     """Route checks: positives (Jaccard of receivers), an end-to-end chain, negatives.
 
     By default the positives are the team's new alert and its service's Down alert, the chain
     routes the labels the agent's own rule carries, and the negatives are every other team's
     Down alert. A requirement may list its own ``cases`` (``positives`` / ``negatives``:
-    label sets) and ``chain_alert`` instead (moved routes, renamed receivers).
+    label sets) and ``chain_alert`` instead (moved routes, renamed receivers). A receiver the
+    pristine config lacks must also have an integration (routing to an empty receiver pages
+    nobody, and amtool's routing test cannot tell).
     """
     rid, team, receiver = req["id"], req["team"], req["receiver"]
     service = req["service"]
@@ -366,6 +369,11 @@ def _route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | N
                     f"{receiver} and the audit log",
                     f"Team {team} is on call for {service}; every page is also audited",
                     {"type": "route", "labels": labels, "expect": expect})
+    if receiver not in pristine_receivers:
+        catalog.add(f"{rid}.route.receiver", rid, "Route",
+                    f"Receiver {receiver} exists and has an integration",
+                    "A receiver without a webhook or pager integration silently drops every page",
+                    {"type": "receiver", "name": receiver})
     for index, labels in enumerate(negatives, 1):
         catalog.add(f"{rid}.route.negative{index}", rid, "Route",
                     f"{labels.get('service', labels['alertname'])}'s page does not reach {receiver}",
@@ -535,7 +543,9 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
         elif req["kind"] == "recording":
             _recording_checks(catalog, world, req, scenarios)
         elif req["kind"] == "route":
-            _route_checks(catalog, world, req, alert_req)
+            am = _load_yaml(pristine / "alertmanager" / "alertmanager.yml") or {}
+            _route_checks(catalog, world, req, alert_req,
+                          {r.get("name") for r in am.get("receivers") or [] if isinstance(r, dict)})
         elif req["kind"] == "inhibit":
             _inhibit_checks(catalog, world, req, alert_req)
     _preservation_checks(catalog, world, pristine, touched)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from alertforge.files import dump_json
 from tasks.generator import harbor, repo
-from tasks.generator.checks import derive_catalog
+from tasks.generator.checks import CatalogError, derive_catalog
 from tasks.generator.workflows import ORDER, implemented, workflow
 from tasks.generator.world import World
 
@@ -78,6 +78,9 @@ def task_files(world: World) -> dict[str, bytes]:
 def write_task(out: Path, tid: str, files: dict[str, bytes]) -> Path:
     """Write one task folder atomically: build it beside the target, then swap it in."""
     out.mkdir(parents=True, exist_ok=True)
+    for leftover in out.glob(f".{tid}.*"):  # staging or swap folders of a killed run
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
     staging = Path(tempfile.mkdtemp(prefix=f".{tid}.", dir=out))
     for rel, data in sorted(files.items()):
         path = staging / rel
@@ -111,8 +114,31 @@ def generate(out: Path, master_seed: int | None = None,
     for index, name, tier, seed in rows:
         if workflows is not None and name not in workflows:
             continue
-        tid = task_id(index, name, tier, seed)
-        world = sample_world(tid, name, tier, seed)
-        written.append(write_task(out, tid, task_files(world)))
-    harbor.write_corpus_files(out, written)  # registry.json, manifest.jsonl
+        tid, files = _build(index, name, tier, seed, retry=master_seed is not None)
+        written.append(write_task(out, tid, files))
+    everything = sorted(p for p in out.iterdir() if (p / "task.toml").is_file()) if out.is_dir() else []
+    harbor.write_corpus_files(out, everything or written)  # registry.json, manifest.jsonl
     return written
+
+
+RETRIES = 20
+"""Seeds tried for one task of a private set before giving up (see :func:`_build`)."""
+
+
+def _build(index: int, name: str, tier: str, seed: int, retry: bool) -> tuple[str, dict[str, bytes]]:
+    """One task's id and files. A private set's seed that admits no safe check time (a
+    :class:`CatalogError`: some scenario lands too close to a crossing) is replaced by the
+    next derived seed, deterministically; the task id names the seed used.
+
+    Raises:
+        CatalogError: a bundled seed fails, or :data:`RETRIES` derived seeds all do.
+    """
+    for attempt in range(RETRIES if retry else 1):
+        tid = task_id(index, name, tier, seed)
+        try:
+            return tid, task_files(sample_world(tid, name, tier, seed))
+        except CatalogError:
+            if attempt + 1 == (RETRIES if retry else 1):
+                raise
+            seed = (seed * 7919 + 104729) % 1_000_000_007
+    raise AssertionError("unreachable")

@@ -281,7 +281,7 @@ def pristine_files(world: World) -> dict[str, str]:
     if _req(world, "P2"):
         files[f"postmortems/{_req(world, 'P2')['postmortem']}.md"] = postmortem(world)
     files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world))
+    files.update(neighbour_files(world, max_rules=4 if world.tier == "easy" else None))
     files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, migrated=False))
     files["README.md"] = readme(world)
     return files
