@@ -19,6 +19,7 @@ from exporter.site_data import (
     home_document,
     index_document,
     run_document,
+    run_head_document,
     run_summary,
     task_document,
     task_runs_document,
@@ -28,8 +29,8 @@ from exporter.task_folder import TaskInfo, read_task
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 OWNED_FOLDERS = (
-    "data/runs", "data/tasks", "data/task-runs", "data/runs-index", "data/search", "data/text",
-    "gallery", "static",
+    "data/runs", "data/run-heads", "data/tasks", "data/task-runs", "data/runs-index", "data/search",
+    "data/text", "gallery", "static",
 )
 """Folders of the output the exporter owns: files there that this export did not write are removed."""
 
@@ -96,6 +97,7 @@ def build_site_files(
                 f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})",
             )
         files[f"data/runs/{run.run_id}.json"] = data
+        files[f"data/run-heads/{run.run_id}.json"] = _json_bytes(run_head_document(document))
         files.update(text_files)
         summary = run_summary(document, task)
         agent = run.run.get("agent")
@@ -173,11 +175,13 @@ def export_site(
 
     ``run_dirs``: run folders or folders of run folders. ``site_dir``: the viewer's source
     (``templates/``, ``static/``), default the repo's ``site/``. Writes ``data/index.json``,
-    ``data/tasks/<task-id>.json``, ``data/runs/<run-id>.json`` (orjson, sorted keys, compact),
+    ``data/tasks/<task-id>.json``, ``data/runs/<run-id>.json`` and its head
+    ``data/run-heads/<run-id>.json`` (orjson, sorted keys, compact),
     ``index.html``, ``run.html`` and ``static/``; each file atomically, unchanged files are left
-    as they are, and files in data/runs, data/tasks and static/ that this export did not write
-    are removed. Other files in ``out_dir`` (a Space README, say) are kept. With ``redactor``,
-    secrets are masked first (see :func:`build_site_files`); the summary's ``masked`` counts them.
+    as they are, and files in the owned folders (``OWNED_FOLDERS``: data/runs, data/run-heads,
+    data/tasks, static/ ...) that this export did not write are removed. Other files in
+    ``out_dir`` (a Space README, say) are kept. With ``redactor``, secrets are masked first
+    (see :func:`build_site_files`); the summary's ``masked`` counts them.
 
     Returns:
         ``{"runs": int, "tasks": int, "files": int, "bytes": int, "out_dir": str}``, bytes

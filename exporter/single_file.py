@@ -19,15 +19,20 @@ from exporter.render import PREVIEW_ROWS, template_environment
 
 IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "\./([\w-]+\.js)";\s*$', re.MULTILINE)
 EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
+DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"\./([\w-]+\.js)"\s*\)')
 SKIPPED_DATA = {"data/index.json"}
 """Data files the pages never load (index.json is rendered into the pages themselves)."""
+SKIPPED_DATA_FOLDERS = ("data/run-heads/",)
+"""Data the single file leaves out: run heads only speed up the first paint over http, and the
+file already holds every run whole (data.js loads no head when the data is inlined)."""
 
 
 def transform_module(name: str, source: str) -> tuple[str, list[str]]:
     """An ES module's source as a function body for the bundle, and the names it exports.
 
-    Supports the forms the viewer uses: ``import { a, b as c } from "./x.js";`` and
-    ``export function|async function|const|let|class name``.
+    Supports the forms the viewer uses: ``import { a, b as c } from "./x.js";``,
+    ``export function|async function|const|let|class name`` and ``import("./x.js")`` (a lazy
+    import, which becomes a promise of the bundled module).
 
     Raises:
         BadInput: any other ``import`` or ``export`` statement (names the module).
@@ -40,8 +45,12 @@ def transform_module(name: str, source: str) -> tuple[str, list[str]]:
         return f"const {{ {bindings} }} = __require({orjson.dumps(match.group(2)).decode()});"
 
     body = IMPORT_LINE.sub(require, source)
+    body = DYNAMIC_IMPORT.sub(
+        lambda match: f"new Promise((resolve) => resolve(__require({orjson.dumps(match.group(1)).decode()})))",
+        body,
+    )
     body = EXPORT_DECLARATION.sub(lambda match: match.group(1) + match.group(2), body)
-    leftover = re.search(r"^\s*(import|export)\b.*$", body, re.MULTILINE)
+    leftover = re.search(r"^\s*(import|export)\b.*$|\bimport\(\s*[\"'`].*$", body, re.MULTILINE)
     if leftover:
         raise BadInput(Path(name), f"module syntax the single-file bundle does not support: {leftover.group(0)}")
     return f"{body}\nreturn {{ {', '.join(exported)} }};", exported
@@ -80,6 +89,7 @@ def inline_data(files: dict[str, bytes]) -> str:
         orjson.dumps(path) + b":" + data
         for path, data in sorted(files.items())
         if path.startswith("data/") and path.endswith(".json") and path not in SKIPPED_DATA
+        and not path.startswith(SKIPPED_DATA_FOLDERS)
     ]
     return (b"{" + b",".join(entries) + b"}").replace(b"<", b"\\u003c").decode("utf-8")
 

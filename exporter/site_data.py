@@ -67,6 +67,26 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+HEAD_STEPS = 2
+"""Steps a run head file carries in full: the initial state and the first action."""
+
+
+def run_head_document(run_doc: dict[str, Any], head_steps: int = HEAD_STEPS) -> dict[str, Any]:
+    """``data/run-heads/<run-id>.json``: what the run view needs to draw its first step.
+
+    ``{run_id, kind, task_id, policy, model, seed, final, step_count, last_total, steps[]}``:
+    the run file's fields but ``steps``, the number of steps, the last step's ``total`` and the
+    first ``head_steps`` steps exactly as in the run file (docs/formats.md "Site data").
+    """
+    steps = run_doc["steps"]
+    return {
+        **{key: value for key, value in run_doc.items() if key != "steps"},
+        "step_count": len(steps),
+        "last_total": steps[-1]["total"] if steps else None,
+        "steps": steps[:head_steps],
+    }
+
+
 def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
     """One ``index.json`` ``runs[]`` row.
 

@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 
 import atif
+import orjson
 import pytest
 
 from alertforge.errors import BadInput
@@ -16,6 +17,7 @@ from exporter.diffs import unified_hunks
 from exporter.export import export_site
 from exporter.render import template_environment
 from exporter.serve import make_server
+from exporter.site_data import HEAD_STEPS
 
 FIXTURE_SITE = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_RUNS = FIXTURE_SITE / "runs"
@@ -84,6 +86,7 @@ def test_export_writes_the_contract_files(exported):
     assert [f for f in files if not f.startswith(("data/search/", "data/runs-index/"))] == [
         "data/home.json",
         "data/index.json",
+        *[f"data/run-heads/{run_id}.json" for run_id in RUN_IDS],
         *[f"data/runs/{run_id}.json" for run_id in RUN_IDS],
         "data/task-runs/fixture-checkout.json",
         "data/task-runs/fixture-episode-easy.json",
@@ -169,6 +172,26 @@ def test_task_file_falls_back_to_run_json_when_task_folder_is_gone(exported):
     assert task["requirements"] == run_json["requirements"]
     assert task["instruction"] == trajectory["steps"][0]["message"]
     assert task["workflow"] == run_json["task"]["workflow"]
+
+
+def test_run_head_holds_the_first_steps_and_what_the_header_needs(exported):
+    for run_id in RUN_IDS:
+        run = load(exported / "data" / "runs" / f"{run_id}.json")
+        head = load(exported / "data" / "run-heads" / f"{run_id}.json")
+        assert set(head) == set(run) | {"step_count", "last_total"}
+        assert {key: head[key] for key in run if key != "steps"} == {key: run[key] for key in run if key != "steps"}
+        assert head["step_count"] == len(run["steps"]) and head["last_total"] == run["steps"][-1]["total"]
+        assert head["steps"] == run["steps"][:HEAD_STEPS], "the first steps, exactly as in the run file"
+    raw = (exported / "data" / "run-heads" / "fixture-oracle-s1.json").read_bytes()
+    assert raw == orjson.dumps(load(exported / "data" / "run-heads" / "fixture-oracle-s1.json"),
+                               option=orjson.OPT_SORT_KEYS), "compact, sorted keys"
+
+
+def test_reexport_removes_stale_run_heads(tmp_path):
+    out = tmp_path / "site"
+    export_site([FIXTURE_RUNS], out)
+    export_site([FIXTURE_RUNS / "fixture-oracle-s1"], out)
+    assert sorted(p.name for p in (out / "data" / "run-heads").iterdir()) == ["fixture-oracle-s1.json"]
 
 
 def test_run_steps_follow_the_trajectory_grades(exported):

@@ -37,62 +37,91 @@ function groupHeading(requirement) {
 }
 
 /**
- * Build the static part of the panel (groups and one <li> per check) and return
- * update(step, selectedCheckId), which sets each check's state for that step.
- * onSelectCheck(id) is called when a check is clicked.
+ * Build the panel (groups and one <li> per check) and return update(step, selectedCheckId,
+ * detailOf), which sets each check's state for that step; onSelectCheck(id) is called when a check
+ * is clicked. With `firstChecks`, only the groups holding the first that many checks are built
+ * now (enough to fill the screen before the first paint); update.finish() builds the others (and
+ * applies the last update to them). Without it everything is built at once.
  */
-export function renderChecks(container, summary, task, onSelectCheck) {
+export function renderChecks(container, summary, task, onSelectCheck, firstChecks = Infinity) {
   clear(container);
   const legend = document.getElementById("checks-legend");
   if (legend) legend.hidden = task.checks.length === 0;
   if (task.checks.length === 0) {
     container.append(el("p", { class: "empty", id: "checks-empty" }, "This run has no check catalog (episode runs are graded by their environment's reward)."));
-    return () => fill(summary, "");
+    const none = () => fill(summary, "");
+    none.finish = () => {};
+    return none;
   }
+  // One item is built with el() and cloned for every check (cloning is native work); its texts
+  // are set as textContent, never parsed.
+  const prototype = el(
+    "li",
+    { class: "check", tabindex: "0" },
+    el("span", { class: "state-mark", "aria-hidden": "true" }),
+    el(
+      "div",
+      { class: "check-body" },
+      el("div", { class: "check-line" }, el("span", { class: "check-label" }), el("span", { class: "changed-mark" }, "changed")),
+      el("div", { class: "check-meta" }, el("span", { class: "family" }), " ", el("code")),
+      el("div", { class: "check-detail" }),
+    ),
+  );
   const items = [];
-  for (const group of groupChecks(task)) {
+  const byItem = new Map();
+  const counters = [];
+
+  function buildGroup(group) {
     const counter = el("span", { class: "group-count" });
+    counters.push(counter);
     const list = el("ul", { class: "check-list" });
     for (const { check, index } of group.checks) {
-      const mark = el("span", { class: "state-mark", "aria-hidden": "true" });
-      const detail = el("div", { class: "check-detail" });
-      const changed = el("span", { class: "changed-mark" }, "changed");
-      const item = el(
-        "li",
-        {
-          class: "check",
-          tabindex: "0",
-          title: check.note || "",
-          dataset: { checkId: check.id, index: String(index), family: check.family || "" },
-        },
-        mark,
-        el(
-          "div",
-          { class: "check-body" },
-          el("div", { class: "check-line" }, el("span", { class: "check-label" }, check.label || check.id), changed),
-          el("div", { class: "check-meta" }, el("span", { class: "family" }, check.family || ""), " ", el("code", null, check.id)),
-          detail,
-        ),
-      );
-      item.addEventListener("click", () => onSelectCheck(check.id));
-      item.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" || event.key === " ") {
-          event.preventDefault();
-          onSelectCheck(check.id);
-        }
-      });
+      const item = prototype.cloneNode(true);
+      const [mark, body] = item.children;
+      const [line, meta, detail] = body.children;
+      item.setAttribute("title", check.note || "");
+      item.setAttribute("data-check-id", check.id);
+      item.setAttribute("data-index", String(index));
+      item.setAttribute("data-family", check.family || "");
+      line.firstChild.textContent = check.label || check.id;
+      meta.firstChild.textContent = check.family || "";
+      meta.lastChild.textContent = check.id;
       list.append(item);
-      items.push({ item, mark, detail, changed, check, index, counter });
+      byItem.set(item, check.id);
+      items.push({ item, mark, detail, check, index, counter, state: null, isChanged: null, detailText: null, selected: false });
     }
-    container.append(el("section", { class: "check-group", dataset: { req: group.requirement ? group.requirement.id : "" } }, el("header", null, groupHeading(group.requirement), counter), list));
+    return el("section", { class: "check-group", dataset: { req: group.requirement ? group.requirement.id : "" } }, el("header", null, groupHeading(group.requirement), counter), list);
   }
 
-  let shownSelected = null;
-  return function update(step, selectedCheckId, detailOf) {
+  const pending = groupChecks(task);
+  function build(limit) {
+    const built = document.createDocumentFragment();
+    while (pending.length > 0 && items.length < limit) built.append(buildGroup(pending.shift()));
+    container.append(built);
+  }
+  build(firstChecks);
+
+  const itemOf = (event) => {
+    const item = event.target instanceof Element ? event.target.closest("li.check") : null;
+    return item && byItem.has(item) ? item : null;
+  };
+  container.onclick = (event) => {
+    const item = itemOf(event);
+    if (item) onSelectCheck(byItem.get(item));
+  };
+  container.onkeydown = (event) => {
+    const item = itemOf(event);
+    if (item && event.target === item && (event.key === "Enter" || event.key === " ")) {
+      event.preventDefault();
+      onSelectCheck(byItem.get(item));
+    }
+  };
+
+  let last = null;
+  function update(step, selectedCheckId, detailOf) {
+    last = [step, selectedCheckId, detailOf];
     const changed = new Set(step.changed);
-    const counts = new Map();
-    let passing = 0;
-    let applicable = 0;
+    const counts = new Map(counters.map((counter) => [counter, { pass: 0, applicable: 0 }]));
     for (const entry of items) {
       const state = STATES[step.checks[entry.index]] || "na";
       const isChanged = changed.has(entry.index);
@@ -101,26 +130,39 @@ export function renderChecks(container, summary, task, onSelectCheck) {
         entry.state = state;
         entry.isChanged = isChanged;
         entry.detailText = detailText;
-        entry.item.dataset.state = state;
-        entry.item.dataset.changed = isChanged ? "1" : "0";
+        entry.item.setAttribute("data-state", state);
+        entry.item.setAttribute("data-changed", isChanged ? "1" : "0");
         entry.item.setAttribute("aria-label", `${entry.check.label || entry.check.id}: ${STATE_WORDS[state]}${isChanged ? ", changed at this step" : ""}`);
-        fill(entry.mark, MARKS[state]);
-        fill(entry.detail, detailText);
+        entry.mark.textContent = MARKS[state];
+        entry.detail.textContent = detailText;
         entry.detail.hidden = detailText === "";
       }
-      if (shownSelected !== selectedCheckId) entry.item.classList.toggle("selected", entry.check.id === selectedCheckId);
-      const count = counts.get(entry.counter) || { pass: 0, applicable: 0 };
+      const selected = entry.check.id === selectedCheckId;
+      if (entry.selected !== selected) {
+        entry.selected = selected;
+        entry.item.classList.toggle("selected", selected);
+      }
+      const count = counts.get(entry.counter);
       if (state !== "na") count.applicable += 1;
       if (state === "pass") count.pass += 1;
-      counts.set(entry.counter, count);
-      if (state !== "na") applicable += 1;
-      if (state === "pass") passing += 1;
     }
-    shownSelected = selectedCheckId;
     for (const [counter, count] of counts) {
       const text = `${count.pass}/${count.applicable}`;
-      if (counter.textContent !== text) fill(counter, text);
+      if (counter.textContent !== text) counter.textContent = text;
+    }
+    // the summary counts the whole catalog, built or not
+    let passing = 0;
+    let applicable = 0;
+    for (const character of step.checks) {
+      if (character !== "-") applicable += 1;
+      if (character === "1") passing += 1;
     }
     fill(summary, step.checks ? `${passing}/${applicable} pass` : "not graded yet");
+  }
+  update.finish = () => {
+    if (pending.length === 0) return;
+    build(Infinity);
+    if (last) update(...last);
   };
+  return update;
 }

@@ -11,9 +11,8 @@
 // Every string from a run is inserted as text (see dom.js).
 
 import { byId, el, fill, svg, clear } from "./dom.js";
-import { loadRun, loadTask, loadTaskRuns } from "./data.js";
+import { failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "./data.js";
 import { formatReward } from "./format.js";
-import { failureAt, finalReward, firstDivergence, stateAt } from "./runmodel.js";
 import { pageQuery, readParams, writeParams } from "./params.js";
 
 const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };

@@ -1,5 +1,6 @@
 // Loading the site data files (docs/formats.md "Site data") relative to the page, or, in a single
-// exported file, from its inlined <script type="application/json" id="site-data"> ({path: value}).
+// exported file, from its inlined <script type="application/json" id="site-data"> ({path: value});
+// then, below, questions about a loaded run file that several views ask (run view, compare, search).
 
 let bundled;
 
@@ -24,65 +25,123 @@ function bundledFile(files, url, what) {
   return files[key];
 }
 
-async function loadJson(url, what) {
+/**
+ * A fetch of url as {status, ok, json()} or {fetchError}: the one static/prefetch-run.js started
+ * for this path if any (taken once), else a new one.
+ */
+function request(url) {
+  const early = window.__prefetched && window.__prefetched[url];
+  if (early) {
+    delete window.__prefetched[url];
+    return early;
+  }
+  return fetch(url, { cache: "no-store" }).then(
+    (response) => ({ status: response.status, ok: response.ok, json: () => response.json() }),
+    (error) => ({ fetchError: error.message }),
+  );
+}
+
+/** A data file's value; with missingOk, null when the server says 404 (the file is not there). */
+async function loadJson(url, what, missingOk = false) {
   const files = bundledFiles();
   if (files) return bundledFile(files, url, what);
-  let response;
-  try {
-    response = await fetch(url, { cache: "no-store" });
-  } catch (error) {
-    throw new Error(`${what} could not be fetched (${error.message}). Open the site over http, not file://.`);
+  const result = await request(url);
+  if (result.fetchError !== undefined) {
+    throw new Error(`${what} could not be fetched (${result.fetchError}). Open the site over http, not file://.`);
   }
-  if (!response.ok) {
-    throw new Error(`${what} could not be loaded: HTTP ${response.status} for ${url}`);
+  if (!result.ok) {
+    if (missingOk && result.status === 404) return null;
+    throw new Error(`${what} could not be loaded: HTTP ${result.status} for ${url}`);
   }
   try {
-    return await response.json();
+    return await result.json();
   } catch (error) {
     throw new Error(`${what} is not valid JSON (${error.message})`);
   }
 }
 
-/** The run file started by static/prefetch-run.js when it is this run's, else a fresh load. */
-async function prefetchedOrLoad(runId, url, what) {
-  const prefetch = window.__runPrefetch;
-  if (!prefetch || prefetch.runId !== runId) return loadJson(url, what);
-  window.__runPrefetch = null;
-  const result = await prefetch.result;
-  if (result.fetchError !== undefined) {
-    throw new Error(`${what} could not be fetched (${result.fetchError}). Open the site over http, not file://.`);
+function isObject(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function stepsProblem(steps) {
+  for (const [index, step] of steps.entries()) {
+    if (!isObject(step)) return `steps[${index}] is not an object`;
+    if (step.n !== index) return `steps[${index}].n is not ${index}`;
+    if (typeof step.total !== "number" || typeof step.checks !== "string") return `steps[${index}] lacks total or checks`;
+    if (!isObject(step.failed)) return `steps[${index}].failed is not an object`;
   }
-  if (result.value === undefined && result.parseError === undefined) {
-    throw new Error(`${what} could not be loaded: HTTP ${result.status} for ${url}`);
+  return null;
+}
+
+function fieldsProblem(run) {
+  if (!isObject(run)) return "it is not a JSON object";
+  for (const field of ["run_id", "task_id", "kind"]) {
+    if (typeof run[field] !== "string") return `${field} is missing or not a string`;
   }
-  if (result.parseError !== undefined) throw new Error(`${what} is not valid JSON (${result.parseError})`);
-  return result.value;
+  return null;
 }
 
 /** Why a parsed run file does not have the shape of docs/formats.md, or null when it does. */
 export function runShapeProblem(run) {
-  if (!run || typeof run !== "object" || Array.isArray(run)) return "it is not a JSON object";
-  for (const field of ["run_id", "task_id", "kind"]) {
-    if (typeof run[field] !== "string") return `${field} is missing or not a string`;
-  }
+  const problem = fieldsProblem(run);
+  if (problem) return problem;
   if (!Array.isArray(run.steps) || run.steps.length === 0) return "it has no steps";
-  for (const [index, step] of run.steps.entries()) {
-    if (!step || typeof step !== "object" || Array.isArray(step)) return `steps[${index}] is not an object`;
-    if (step.n !== index) return `steps[${index}].n is not ${index}`;
-    if (typeof step.total !== "number" || typeof step.checks !== "string") return `steps[${index}] lacks total or checks`;
-    if (!step.failed || typeof step.failed !== "object") return `steps[${index}].failed is not an object`;
-  }
-  return null;
+  return stepsProblem(run.steps);
+}
+
+/** Why a parsed run head file does not have the shape of docs/formats.md, or null when it does. */
+export function runHeadProblem(head) {
+  const problem = fieldsProblem(head);
+  if (problem) return problem;
+  if (!Number.isInteger(head.step_count) || head.step_count < 1) return "step_count is not a positive whole number";
+  if (typeof head.last_total !== "number") return "last_total is not a number";
+  if (!Array.isArray(head.steps) || head.steps.length === 0) return "it has no steps";
+  if (head.steps.length > head.step_count) return "it has more steps than step_count";
+  return stepsProblem(head.steps);
+}
+
+/**
+ * Start downloading data/runs/<id>.json now; a later loadRun(runId) reads and parses it (so the
+ * download can overlap other work while the parse waits until the caller wants the run).
+ */
+export function startRunDownload(runId) {
+  if (bundledFiles()) return;
+  const url = `data/runs/${encodeURIComponent(runId)}.json`;
+  window.__prefetched = window.__prefetched || Object.create(null);
+  if (!window.__prefetched[url]) window.__prefetched[url] = request(url);
 }
 
 /** data/runs/<id>.json, checked for its shape (an error names the run and what is wrong). */
 export async function loadRun(runId) {
   const what = `Run file for \u201c${runId}\u201d`;
-  const url = `data/runs/${encodeURIComponent(runId)}.json`;
-  const run = bundledFiles() ? await loadJson(url, what) : await prefetchedOrLoad(runId, url, what);
+  const run = await loadJson(`data/runs/${encodeURIComponent(runId)}.json`, what);
   const problem = runShapeProblem(run);
   if (problem) throw new Error(`${what} is malformed: ${problem}.`);
   return run;
+}
+
+/**
+ * data/run-heads/<id>.json (the run's first steps and what the view shows before the whole run
+ * file is in), checked for its shape; null when there is none (a 404, or a single exported file,
+ * which holds every run whole).
+ */
+export async function loadRunHead(runId) {
+  if (bundledFiles()) return null;
+  const what = `Run head file for \u201c${runId}\u201d`;
+  const head = await loadJson(`data/run-heads/${encodeURIComponent(runId)}.json`, what, true);
+  if (head === null) return null;
+  const problem = runHeadProblem(head);
+  if (problem) throw new Error(`${what} is malformed: ${problem}.`);
+  return head;
+}
+
+/** Why a whole run file does not belong with its head file (they come from different exports), or null. */
+export function headMismatch(head, run) {
+  if (run.run_id !== head.run_id) return `the run file is for \u201c${run.run_id}\u201d`;
+  if (run.steps.length !== head.step_count) return `the run file has ${run.steps.length} steps, its head file says ${head.step_count}`;
+  if (run.task_id !== head.task_id || run.kind !== head.kind) return "the run file names another task or kind than its head file";
+  return null;
 }
 
 /** data/tasks/<id>.json */
@@ -104,4 +163,74 @@ export async function loadTextParts(parts) {
 /** Any site data file by its path relative to the site's top (what: how errors name it). */
 export function loadJsonFile(path, what) {
   return loadJson(path, what);
+}
+
+// -- questions about a loaded run file ----------------------------------------------------------
+
+/** The state character of check `index` at step object `step` ("1", "0", "-", or "" when not graded yet). */
+export function stateAt(step, index) {
+  return step && step.checks ? step.checks[index] || "" : "";
+}
+
+const detailIndexes = new WeakMap();
+
+function detailIndex(run) {
+  let index = detailIndexes.get(run);
+  if (index) return index;
+  index = new Map();
+  run.steps.forEach((step, n) => {
+    for (const [checkId, detail] of Object.entries(step.failed || {})) {
+      if (!index.has(checkId)) index.set(checkId, []);
+      index.get(checkId).push([n, detail]);
+    }
+  });
+  detailIndexes.set(run, index);
+  return index;
+}
+
+/**
+ * The failure detail of `checkId` at step n: run files list a detail only at the step where it
+ * starts or changes ("" where it ends), so this is the latest one listed at or before n.
+ */
+export function failureAt(run, n, checkId) {
+  const entries = detailIndex(run).get(checkId);
+  if (!entries || entries[0][0] > n) return "";
+  let low = 0;
+  let high = entries.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (entries[middle][0] <= n) low = middle;
+    else high = middle - 1;
+  }
+  return entries[low][1] || "";
+}
+
+/** The step's final reward level: run.final.reward when it is a number, else the last step's total. */
+export function finalReward(run) {
+  const final = run.final || {};
+  return typeof final.reward === "number" ? final.reward : run.steps.at(-1).total;
+}
+
+/** A JSON text of a tool call, to compare two calls. */
+export function callKey(step) {
+  return step.tool ? JSON.stringify([step.tool.name, step.tool.arguments]) : "";
+}
+
+/**
+ * The first step where runs a and b differ: {n, what: ["tool call", "check states", "reward"]},
+ * {n, what: ["length"]} when one run ends first, or null when they are the same step by step.
+ */
+export function firstDivergence(a, b) {
+  const common = Math.min(a.steps.length, b.steps.length);
+  for (let n = 0; n < common; n += 1) {
+    const sa = a.steps[n];
+    const sb = b.steps[n];
+    const what = [];
+    if (callKey(sa) !== callKey(sb)) what.push("tool call");
+    if ((sa.checks || "") !== (sb.checks || "")) what.push("check states");
+    if (Math.abs(sa.total - sb.total) > 1e-12) what.push("reward");
+    if (what.length > 0) return { n, what };
+  }
+  if (a.steps.length !== b.steps.length) return { n: common, what: ["length"] };
+  return null;
 }

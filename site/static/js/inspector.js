@@ -6,7 +6,7 @@
 // #reproduce-kind, #reproduce-text, #reproduce-copy, #reproduce-copied.
 
 import { byId, fill, el } from "./dom.js";
-import { failureAt, stateAt } from "./runmodel.js";
+import { failureAt, stateAt } from "./data.js";
 import { renderScenarioPlot } from "./scenario.js";
 import { reproduceText } from "./reproduce.js";
 

@@ -2,7 +2,12 @@
 //
 // Stable ids and data attributes (tests and deep links rely on them):
 //   #run-error         shown (role=alert) with a message when the run or its task cannot be loaded
-//   #run-view          the whole view, hidden until the data is loaded
+//                      (either of the run's two files: its head or the whole run file)
+//   #run-view          the whole view, hidden until the data is loaded; data-loaded="head" while it is
+//                      drawn from the run's head file (data/run-heads/<id>.json: the first steps only;
+//                      no timeline, curve, matrix, search or step moves yet), "all" once the whole run
+//                      file is in and every part is built (body[data-ready="1"] then too)
+//   #run-rest-status   (role=status) "Loading all N steps…" while only the head is in
 //   #run-title, #run-meta, #instruction (task instruction as plain text)
 //   #btn-first #btn-prev #btn-next #btn-last   move between steps (also Home/ArrowLeft/ArrowRight/End)
 //   #step-index        the current step number n (0 = initial state); #step-count the last n
@@ -22,21 +27,30 @@
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
 import { byId, fill, el } from "./dom.js";
-import { loadRun, loadTask } from "./data.js";
+import { failureAt, headMismatch, loadRun, loadRunHead, loadTask, startRunDownload } from "./data.js";
 import { formatDelta, formatReward } from "./format.js";
-import { renderTimeline } from "./timeline.js";
-import { renderCurve } from "./curve.js";
 import { renderChecks } from "./checks.js";
 import { renderStepDetail } from "./detail.js";
-import { renderMatrix } from "./matrix.js";
-import { mountEpisodeView } from "./episode.js";
-import { readParams, writeParams } from "./params.js";
-import { createInspector } from "./inspector.js";
-import { installNavigation } from "./nav.js";
-import { failureAt } from "./runmodel.js";
-import { installRunSearch } from "./runsearch.js";
 
-const state = { run: null, task: null, step: 0, check: null, views: null };
+// Parts not needed to draw the first step load after it (lazy imports; the page preloads only the
+// above, so fewer files stand between the navigation and the first step). params.js too: the
+// address is written from the first step move on (it already names the run and the step).
+function laterModules() {
+  return Promise.all([
+    import("./timeline.js"),
+    import("./curve.js"),
+    import("./matrix.js"),
+    import("./episode.js"),
+    import("./inspector.js"),
+    import("./nav.js"),
+    import("./runsearch.js"),
+    import("./params.js"),
+  ]).then((modules) => Object.assign({}, ...modules));
+}
+
+const noop = () => {};
+// source: the whole run once loaded, else its head ({..., step_count, last_total, steps: first steps}).
+const state = { run: null, head: null, source: null, task: null, step: 0, check: null, views: null };
 
 function showError(message) {
   byId("run-loading").hidden = true;
@@ -46,36 +60,43 @@ function showError(message) {
   box.hidden = false;
 }
 
-function clampStep(value) {
-  const last = state.run.steps.length - 1;
-  const n = Number.parseInt(value, 10);
-  if (!Number.isFinite(n) || n < 0) return 0;
-  return Math.min(n, last);
+function lastStep() {
+  return state.run ? state.run.steps.length - 1 : state.head.step_count - 1;
 }
 
+function clampStep(value) {
+  const n = Number.parseInt(value, 10);
+  if (!Number.isFinite(n) || n < 0) return 0;
+  return Math.min(n, lastStep());
+}
+
+let writeParams = null;
+
 function writeUrl() {
-  writeParams({ run: state.run.run_id, step: state.step, check: state.check });
+  if (writeParams) writeParams({ run: state.source.run_id, step: state.step, check: state.check });
 }
 
 function show(n) {
   state.step = clampStep(n);
-  const step = state.run.steps[state.step];
-  const last = state.run.steps.length - 1;
+  const source = state.source;
+  const step = source.steps[state.step];
+  const last = lastStep();
   fill(byId("step-index"), String(state.step));
   fill(byId("step-reward"), formatReward(step.total));
   const delta = byId("step-delta");
   fill(delta, step.graded ? formatDelta(step.reward) : "not graded");
   delta.dataset.trend = step.graded ? (step.reward > 0 ? "up" : step.reward < 0 ? "down" : "flat") : "none";
-  byId("btn-first").disabled = state.step === 0;
-  byId("btn-prev").disabled = state.step === 0;
-  byId("btn-next").disabled = state.step === last;
-  byId("btn-last").disabled = state.step === last;
+  const moving = source === state.run; // step moves are wired with the whole run file
+  byId("btn-first").disabled = !moving || state.step === 0;
+  byId("btn-prev").disabled = !moving || state.step === 0;
+  byId("btn-next").disabled = !moving || state.step === last;
+  byId("btn-last").disabled = !moving || state.step === last;
   state.views.timeline(state.step);
   state.views.curve(state.step);
-  state.views.checks(step, state.check, (checkId) => failureAt(state.run, state.step, checkId));
+  state.views.checks(step, state.check, (checkId) => failureAt(source, state.step, checkId));
   state.views.matrix(state.step, state.check);
-  state.views.inspector(state.run, state.step, state.check);
-  renderStepDetail(step, state.run.kind);
+  state.views.inspector(source, state.step, state.check);
+  renderStepDetail(step, source.kind);
   if (state.views.episode) state.views.episode(state.step);
   writeUrl();
 }
@@ -92,12 +113,14 @@ function selectCell(n, checkId) {
   if (item) item.scrollIntoView({ block: "nearest" });
 }
 
+/** The header from the whole run or its head (the head has last_total for the last step's level). */
 function renderHeader(run, task) {
   document.title = `${task.title} \u00b7 ${run.run_id} \u00b7 3amBench Replay`;
   fill(byId("crumb-run"), run.run_id);
   fill(byId("run-title"), task.title);
   const meta = byId("run-meta");
   const final = run.final || {};
+  const lastTotal = run === state.head ? run.last_total : run.steps.at(-1).total;
   const items = [
     ["Run", run.run_id],
     ["Task", run.task_id],
@@ -105,69 +128,157 @@ function renderHeader(run, task) {
     ["Policy", run.policy ?? "\u2014"],
     ["Model", run.model ?? "\u2014"],
     ["Seed", run.seed ?? "\u2014"],
-    ["Final reward", formatReward(typeof final.reward === "number" ? final.reward : run.steps.at(-1).total)],
+    ["Final reward", formatReward(typeof final.reward === "number" ? final.reward : lastTotal)],
   ];
   fill(meta, items.map(([name, value]) => el("div", null, el("dt", null, name), el("dd", null, String(value)))));
   meta.append(el("div", null, el("dt", null, "Solved"), el("dd", null, el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no"))));
   fill(byId("instruction"), task.instruction);
   byId("compare-link").setAttribute("href", `compare.html?${new URLSearchParams({ a: run.run_id }).toString()}`);
+  fill(byId("step-count"), String((run === state.head ? run.step_count : run.steps.length) - 1));
 }
 
-async function main() {
-  const params = readParams();
-  const runId = params.get("run");
-  if (!runId) {
-    showError("No run chosen: the address needs ?run=<run id>.");
-    return;
-  }
-  try {
-    state.run = await loadRun(runId);
-    performance.mark("run-loaded");
-    if (!state.run || !Array.isArray(state.run.steps) || state.run.steps.length === 0) {
-      throw new Error(`Run file for \u201c${runId}\u201d has no steps.`);
-    }
-    state.task = await loadTask(state.run.task_id);
-    performance.mark("task-loaded");
-  } catch (error) {
-    showError(error.message);
-    return;
-  }
-  const { run, task } = state;
-  state.check = params.get("check");
-  renderHeader(run, task);
-  fill(byId("step-count"), String(run.steps.length - 1));
+function nextFrame() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}
+
+// Marks (bench/viewer.py reads them): first-step-rendered when the first step is in the DOM,
+// first-step-painted after the next frame (style, layout and paint of it done).
+let firstStepMarked = false;
+let firstPaintMarked = false;
+function markFirstStep() {
+  if (firstStepMarked) return;
+  firstStepMarked = true;
+  performance.mark("first-step-rendered");
+}
+function markFirstPaint() {
+  if (!firstStepMarked || firstPaintMarked) return;
+  firstPaintMarked = true;
+  performance.mark("first-step-painted");
+}
+
+// Checks built before the first paint (more than a screenful); the others right after it.
+const FIRST_CHECKS = 40;
+
+/** Draw the requested step from the head file alone: header, checks panel and step detail. */
+function showFromHead(wanted) {
+  state.source = state.head;
+  renderHeader(state.head, state.task);
+  const status = byId("run-rest-status");
+  fill(status, `Loading all ${state.head.step_count.toLocaleString("en")} steps\u2026`);
+  status.hidden = false;
   byId("run-loading").hidden = true;
-  byId("run-view").hidden = false;
+  // until the run search is wired (with the whole run), Enter in its box must not submit the form
+  byId("run-search-form").addEventListener("submit", (event) => event.preventDefault());
+  const view = byId("run-view");
+  view.dataset.loaded = "head";
+  view.hidden = false;
+  state.views = {
+    timeline: noop,
+    curve: noop,
+    checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.task, selectCheck, FIRST_CHECKS),
+    matrix: noop,
+    inspector: noop,
+    episode: null,
+  };
+  show(wanted);
+  markFirstStep();
+}
+
+/** Build every part of the view from the whole run file (after the head's first paint, if any). */
+async function showWhole(modules) {
+  const { run, task } = state;
+  state.source = run;
+  writeParams = modules.writeParams;
+  const drawnFromHead = state.views !== null;
+  if (!drawnFromHead) renderHeader(run, task);
+  byId("run-loading").hidden = true;
+  const view = byId("run-view");
+  view.hidden = false;
   const timed = (name, build) => {
     const value = build();
     performance.mark(`built-${name}`);
     return value;
   };
+  const checks = drawnFromHead ? state.views.checks : timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck));
+  checks.finish();
   state.views = {
-    timeline: timed("timeline", () => renderTimeline(byId("timeline"), run.steps, show)),
-    curve: timed("curve", () => renderCurve(byId("reward-curve"), run.steps, show)),
-    checks: timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck)),
-    matrix: () => {},
-    inspector: timed("inspector", () => createInspector(task, () => selectCheck(state.check))),
-    episode: timed("episode", () => mountEpisodeView(run)),
+    timeline: timed("timeline", () => modules.renderTimeline(byId("timeline"), run.steps, show)),
+    curve: timed("curve", () => modules.renderCurve(byId("reward-curve"), run.steps, show)),
+    checks,
+    matrix: noop,
+    inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check))),
+    episode: timed("episode", () => modules.mountEpisodeView(run)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
   byId("btn-next").addEventListener("click", () => show(state.step + 1));
-  byId("btn-last").addEventListener("click", () => show(run.steps.length - 1));
-  const focusSearch = installRunSearch(run, () => state.step, show);
-  installNavigation({ step: () => state.step, last: () => run.steps.length - 1, show }, focusSearch);
-  show(params.get("step") ?? 0);
-  performance.mark("first-step-rendered");
-  // The matrix (a canvas of every check at every step) comes after the first step is painted.
-  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-  state.views.matrix = timed("matrix", () => renderMatrix(byId("matrix"), run.steps, task, selectCell));
+  byId("btn-last").addEventListener("click", () => show(lastStep()));
+  const focusSearch = modules.installRunSearch(run, () => state.step, show);
+  modules.installNavigation({ step: () => state.step, last: lastStep, show }, focusSearch);
+  byId("run-rest-status").hidden = true;
+  show(state.step);
+  performance.mark("built-views");
+  markFirstStep();
+  // The matrix (a canvas of every check at every step) comes after the step is painted.
+  await nextFrame();
+  markFirstPaint();
+  state.views.matrix = timed("matrix", () => modules.renderMatrix(byId("matrix"), run.steps, task, selectCell));
   state.views.matrix(state.step, state.check);
   if (state.check) {
     const item = document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"]`);
     if (item) item.scrollIntoView({ block: "center" });
   }
+  view.dataset.loaded = "all";
   document.body.dataset.ready = "1";
+}
+
+async function main() {
+  const params = new URLSearchParams(location.search);
+  const runId = params.get("run");
+  if (!runId) {
+    showError("No run chosen: the address needs ?run=<run id>.");
+    return;
+  }
+  state.check = params.get("check");
+  const wanted = params.get("step") ?? 0;
+  let modules = null;
+  try {
+    state.head = await loadRunHead(runId);
+    if (state.head) {
+      performance.mark("head-loaded");
+    } else {
+      state.run = await loadRun(runId);
+      performance.mark("run-loaded");
+    }
+    state.task = await loadTask((state.head || state.run).task_id);
+    performance.mark("task-loaded");
+    const head = state.head;
+    if (head) {
+      startRunDownload(runId);
+      // Episode runs need every step for their board (observations carried over, the end of the
+      // incident), and a step past the head's needs the whole file: both wait for it.
+      const inHead = Math.min(Math.max(Number.parseInt(wanted, 10) || 0, 0), head.step_count - 1) < head.steps.length;
+      if (head.kind !== "episode" && inHead) {
+        showFromHead(wanted);
+        await nextFrame();
+        markFirstPaint();
+        state.views.checks.finish();
+      }
+      const later = laterModules();
+      state.run = await loadRun(runId);
+      performance.mark("run-loaded");
+      const mismatch = headMismatch(head, state.run);
+      if (mismatch) throw new Error(`Run files for \u201c${runId}\u201d do not match: ${mismatch}. Export the site again.`);
+      modules = await later;
+    } else {
+      modules = await laterModules();
+    }
+  } catch (error) {
+    showError(error.message);
+    return;
+  }
+  if (!state.views) state.step = clampStep(wanted);
+  await showWhole(modules);
 }
 
 main().catch((error) => showError(`Unexpected error: ${error.message}`));

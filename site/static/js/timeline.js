@@ -28,10 +28,14 @@ export function renderTimeline(list, steps, onSelect) {
       },
       String(step.n),
     );
-    button.addEventListener("click", () => onSelect(step.n));
     list.append(el("li", null, button));
     return button;
   });
+  // one listener for every button (a listener each costs time to build and to tear down on long runs)
+  list.onclick = (event) => {
+    const button = event.target instanceof Element ? event.target.closest("button.step-dot") : null;
+    if (button && list.contains(button)) onSelect(Number(button.dataset.step));
+  };
   let current = null;
   return function update(n) {
     if (n === current) return;
