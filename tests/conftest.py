@@ -90,8 +90,9 @@ def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
 
     Maps ``(task id, policy)`` to the run folder.
     """
-    from alertforge.files import read_json
     from corpus_sample import SAMPLE
+
+    from alertforge.files import read_json
     from recorder.reference import record_reference
 
     out = tmp_path_factory.mktemp("runs")

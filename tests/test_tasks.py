@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from corpus_sample import SAMPLE
 
 from alertforge.files import dump_json, read_json
 from alertforge.paths import TASKS_DIR, task_dirs
 from grader.grade import grade
 from tasks.generator.checks import derive_catalog
-
-from corpus_sample import SAMPLE
 
 TASKS = task_dirs(TASKS_DIR)
 SAMPLED = SAMPLE
