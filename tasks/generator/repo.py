@@ -207,6 +207,16 @@ def alertmanager_doc(receivers: list[dict], routes: list[dict], inhibit: list[di
     }
 
 
+def inhibit_rule(req: dict) -> dict:
+    """The Alertmanager inhibit rule an inhibit requirement asks for: while ``source`` fires,
+    mute ``targets`` when the ``equal`` labels match."""
+    return {
+        "source_matchers": [f'alertname="{req["source"]}"'],
+        "target_matchers": [f'alertname=~"{"|".join(req["targets"])}"'],
+        "equal": list(req["equal"]),
+    }
+
+
 CLUSTER_INHIBIT = {
     "source_matchers": ['alertname="ClusterNetworkPartition"'],
     "target_matchers": ['severity="ticket"'],

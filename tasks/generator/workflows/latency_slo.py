@@ -22,6 +22,7 @@ from tasks.generator.repo import (
     alertmanager_doc,
     decoy_postmortems,
     dump_yaml,
+    inhibit_rule,
     neighbour_files,
     requirement,
     rule_groups,
@@ -233,9 +234,7 @@ def alertmanager_config(world: World, routed: bool) -> dict:
     if routed:
         routes.append({"matchers": [f'team="{target.team}"'], "receiver": world.teams[target.team]})
         for req in (r for r in world.requirements if r["kind"] == "inhibit"):
-            inhibit.append({"source_matchers": [f'alertname="{req["source"]}"'],
-                            "target_matchers": [f'alertname=~"{"|".join(req["targets"])}"'],
-                            "equal": list(req["equal"])})
+            inhibit.append(inhibit_rule(req))
     doc = alertmanager_doc(team_receivers(world), routes, inhibit)
     if world.tier == "easy":  # a small repo: Alertmanager's defaults, no global block
         doc.pop("global")

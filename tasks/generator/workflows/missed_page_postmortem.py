@@ -28,6 +28,7 @@ from tasks.generator.repo import (
     alertmanager_doc,
     decoy_postmortems,
     dump_yaml,
+    inhibit_rule,
     neighbour_files,
     requirement,
     rules_file,
@@ -247,11 +248,7 @@ def alertmanager_config(world: World, fixed: bool) -> dict:
                for s in world.services if s is not target]
     inhibit = [dict(CLUSTER_INHIBIT)]
     for req in _reqs(world, "inhibit") if fixed else []:
-        inhibit.append({
-            "source_matchers": [f'alertname="{req["source"]}"'],
-            "target_matchers": [f'alertname=~"{"|".join(req["targets"])}"'],
-            "equal": list(req["equal"]),
-        })
+        inhibit.append(inhibit_rule(req))
     return alertmanager_doc(team_receivers(world), routes, inhibit)
 
 

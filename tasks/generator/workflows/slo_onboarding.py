@@ -20,6 +20,7 @@ from tasks.generator.repo import (
     burn_alert,
     decoy_postmortems,
     dump_yaml,
+    inhibit_rule,
     neighbour_files,
     requirement,
     rule_groups,
@@ -266,11 +267,7 @@ def alertmanager_config(world: World, target: Service, routed: bool) -> dict:
         routes.append({"matchers": [f'team="{target.team}"'], "receiver": world.teams[target.team]})
         inhibit_req = next((r for r in world.requirements if r["kind"] == "inhibit"), None)
         if inhibit_req:
-            inhibit.append({
-                "source_matchers": [f'alertname="{inhibit_req["source"]}"'],
-                "target_matchers": [f'alertname=~"{"|".join(inhibit_req["targets"])}"'],
-                "equal": list(inhibit_req["equal"]),
-            })
+            inhibit.append(inhibit_rule(inhibit_req))
     return alertmanager_doc(team_receivers(world), routes, inhibit)
 
 
