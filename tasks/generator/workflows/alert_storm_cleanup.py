@@ -347,9 +347,8 @@ def instruction(world: World) -> str:
         body.append(f"- **I1.** When `{a.name}` is down, page once: its Down alert should mute its "
                     "error alerts for that service, as our conventions say, and nothing else.")
     else:
-        repairs = _repairs(world)
         body = [
-            (f"- **{repairs[0]['id']}-{repairs[-1]['id']}.** On-call reports alerts that fire once "
+            ("- **Repairs.** On-call reports alerts that fire once "
              "per pod, alerts that flap, alerts that never stop firing and alerts that arrive "
              "twice. Find the misbehaving alerts and fix them, keeping each alert's purpose. "
              "`postmortems/` has what on-call wrote up, but not every problem was written up."),

@@ -377,7 +377,7 @@ def instruction(world: World) -> str:
             f"- **R1.** {route['team'].capitalize()} now owns `{svc.name}`.",
             (f"- **I1.** When `{svc.name}` is down, its latency alert should stay quiet; nothing "
              "else should be muted."),
-            ("- **P1-P3.** On-call says some of the existing alerts misbehave. Find them and fix "
+            ("- **Repairs.** On-call says some of the existing alerts misbehave. Find them and fix "
              "them, keeping their purpose."),
         ]
     return "\n".join(head + body) + "\n"

@@ -408,7 +408,7 @@ def instruction(world: World) -> str:
             f"- **R1.** Team {route['team']} must receive its pages.",
             (f"- **I1.** When `{svc.name}` is down, on-call should get one page for it, not a page "
              "per symptom; nothing else should be muted."),
-            ("- **P1-P3.** On-call says some of the existing alerts misbehave (one is in the "
+            ("- **Repairs.** On-call says some of the existing alerts misbehave (one is in the "
              "postmortems, the others are not). Find them and fix them, keeping their purpose."),
         ]
     return "\n".join(head + body) + "\n"

@@ -394,7 +394,7 @@ def instruction(world: World) -> str:
              f"{r['into']}, and whatever still says {r['merged']} pages {r['into']}."),
             (f"- **I1, I2.** After the reorg, an outage of `{s1.name}` or `{r['s7'].name}` should "
              "still page once."),
-            ("- **P2, P4.** On-call says some of the existing alerts misbehave. Find them and fix "
+            ("- **Repairs.** On-call says some of the existing alerts misbehave. Find them and fix "
              "them, keeping their purpose."),
         ]
     return "\n".join(head + body) + "\n"
