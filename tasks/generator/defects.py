@@ -230,3 +230,44 @@ def postmortem(number: str, title: str, defect: str, seed: int, action: str, **n
         f"- {action}",
         "",
     ])
+
+
+def down_repair(rid: str, svc: Service, defect: str, **extra) -> dict:
+    """A repair requirement on ``svc``'s Down alert (``up`` == 0 for 2m, page to its team),
+    shipped with ``defect``; ``extra`` adds fields (``postmortem``...)."""
+    return {
+        "id": rid,
+        "kind": "repair",
+        "weight": 3,
+        "alert": f"{svc.camel}Down",
+        "service": svc.name,
+        "condition": {"type": "down"},
+        "for_s": 120,
+        "labels": {"severity": "page", "team": svc.team},
+        "annotations": {"summary": {"present": True}},
+        "defect": defect,
+        "title": f"Repair {svc.camel}Down",
+        **extra,
+    }
+
+
+def high_error_ratio_repair(rid: str, svc: Service, defect: str, postmortem: str | None,
+                            title: str = "Repair HighErrorRatio") -> dict:
+    """A repair requirement on the generic HighErrorRatio ticket (over 10% errors for 10m,
+    judged on ``svc``, an http service), shipped with ``defect``."""
+    return {
+        "id": rid,
+        "kind": "repair",
+        "weight": 3,
+        "alert": "HighErrorRatio",
+        "service": svc.name,
+        "generic": True,
+        "condition": {"type": "ratio", "window_min": 5},
+        "threshold": 0.1,
+        "for_s": 600,
+        "labels": {"severity": "ticket"},
+        "annotations": {"summary": {"present": True}},
+        "defect": defect,
+        "postmortem": postmortem,
+        "title": title,
+    }

@@ -124,30 +124,13 @@ def sample(task_id: str, tier: str, seed: int) -> World:
                 "targets": [alert_name], "equal": ["service"], "service": target.name,
                 "title": f"While {target.camel}Down fires, mute {alert_name} for the same service",
             },
-            {
-                "id": "P1", "kind": "repair", "weight": 3, "alert": "HighErrorRatio",
-                "service": repair_svc.name, "generic": True,
-                "condition": {"type": "ratio", "window_min": 5}, "threshold": 0.1, "for_s": 600,
-                "labels": {"severity": "ticket"}, "annotations": {"summary": {"present": True}},
-                "defect": ratio_defect, "postmortem": postmortem_id,
-                "title": "Repair HighErrorRatio (see the postmortem)",
-            },
+            defects.high_error_ratio_repair("P1", repair_svc, ratio_defect, postmortem_id,
+                                    "Repair HighErrorRatio (see the postmortem)"),
         ]
     if tier == "hard":  # the Down alerts the inhibit rule relies on misbehave, reported by nobody
-        world.requirements += [down_repair("P2", target, down_defects[0]),
-                               down_repair("P3", services[3], down_defects[1])]
+        world.requirements += [defects.down_repair("P2", target, down_defects[0]),
+                               defects.down_repair("P3", services[3], down_defects[1])]
     return world
-
-
-def down_repair(rid: str, svc: Service, defect: str) -> dict:
-    """A repair requirement on ``svc``'s Down alert (``up`` == 0 for 2m), shipped with ``defect``."""
-    return {
-        "id": rid, "kind": "repair", "weight": 3, "alert": f"{svc.camel}Down", "service": svc.name,
-        "condition": {"type": "down"}, "for_s": 120,
-        "labels": {"severity": "page", "team": svc.team},
-        "annotations": {"summary": {"present": True}}, "defect": defect,
-        "title": f"Repair {svc.camel}Down",
-    }
 
 
 def latency_records(svc: Service) -> list[dict]:

@@ -120,7 +120,7 @@ def sample(task_id: str, tier: str, seed: int) -> World:
             "postmortem": f"PM-{numbers[0]}",
             "title": f"Pages labelled team={target.team} reach {receivers[target.team]} again",
         },
-        down_repair("P1", late, "for-too-long", f"PM-{numbers[1]}"),
+        defects.down_repair("P1", late, "for-too-long", postmortem=f"PM-{numbers[1]}"),
     ]
     if tier in ("medium", "hard"):
         # HighErrorRatio counts http_requests_total: its replay needs an http service
@@ -136,25 +136,11 @@ def sample(task_id: str, tier: str, seed: int) -> World:
             "service": target.name,
             "title": f"While {target.camel}Down fires, mute {target.name}'s error-ratio alerts",
         })
-        reqs.append({
-            "id": "P2",
-            "kind": "repair",
-            "weight": 3,
-            "alert": "HighErrorRatio",
-            "service": ratio_svc.name,
-            "generic": True,
-            "condition": {"type": "ratio", "window_min": 5},
-            "threshold": 0.1,
-            "for_s": 600,
-            "labels": {"severity": "ticket"},
-            "annotations": {"summary": {"present": True}},
-            "defect": rng.choice(RATIO_DEFECTS),
-            "postmortem": f"PM-{numbers[2]}" if tier == "medium" else None,
-            "title": "Repair HighErrorRatio",
-        })
+        reqs.append(defects.high_error_ratio_repair("P2", ratio_svc, rng.choice(RATIO_DEFECTS),
+                                            f"PM-{numbers[2]}" if tier == "medium" else None))
     if tier == "hard":
         reqs.insert(1, down_alert("A2", services[2], DOWN_FOR_S, None))
-        reqs.append(down_repair("P3", services[3], "per-pod", None))
+        reqs.append(defects.down_repair("P3", services[3], "per-pod", postmortem=None))
     world.requirements = reqs
     return world
 
@@ -174,24 +160,6 @@ def down_alert(rid: str, svc: Service, for_s: int, postmortem: str | None) -> di
                         "runbook_url": {"equals": f"{RUNBOOK_BASE}/down/{svc.name}"}},
         "postmortem": postmortem,
         "title": f"{svc.name} pages {svc.team} when it is down or its targets vanish",
-    }
-
-
-def down_repair(rid: str, svc: Service, defect: str, postmortem: str | None) -> dict:
-    """A repair of ``svc``'s Down alert (``up`` == 0 for 2m), shipped with ``defect``."""
-    return {
-        "id": rid,
-        "kind": "repair",
-        "weight": 3,
-        "alert": f"{svc.camel}Down",
-        "service": svc.name,
-        "condition": {"type": "down"},
-        "for_s": DOWN_FOR_S,
-        "labels": {"severity": "page", "team": svc.team},
-        "annotations": {"summary": {"present": True}},
-        "defect": defect,
-        "postmortem": postmortem,
-        "title": f"Repair {svc.camel}Down",
     }
 
 

@@ -139,22 +139,8 @@ def sample(task_id: str, tier: str, seed: int) -> World:
             },
             "title": f"Fast-burn alert {alert_name} for {target.name} (SLO {slo})",
         },
-        {
-            "id": "P1",
-            "kind": "repair",
-            "weight": 3,
-            "alert": "HighErrorRatio",
-            "service": repair_service.name,
-            "generic": True,
-            "condition": {"type": "ratio", "window_min": 5},
-            "threshold": 0.1,
-            "for_s": 600,
-            "labels": {"severity": "ticket"},
-            "annotations": {"summary": {"present": True}},
-            "defect": defect,
-            "postmortem": postmortem,
-            "title": "Repair HighErrorRatio (see the postmortem)",
-        },
+        defects.high_error_ratio_repair("P1", repair_service, defect, postmortem,
+                                        "Repair HighErrorRatio (see the postmortem)"),
         {
             "id": "R1",
             "kind": "route",
@@ -180,27 +166,8 @@ def sample(task_id: str, tier: str, seed: int) -> World:
         world.requirements = [r for r in world.requirements if r["kind"] in ("recording", "alert", "route")]
     if tier == "hard":  # two more Down alerts misbehave, reported by nobody
         for rid, svc, defect in (("P2", services[2], "per-pod"), ("P3", services[3], "for-too-long")):
-            world.requirements.append(down_repair(rid, svc, defect))
+            world.requirements.append(defects.down_repair(rid, svc, defect))
     return world
-
-
-def down_repair(rid: str, svc: Service, defect: str) -> dict:
-    """A repair requirement on ``svc``'s Down alert (``up`` == 0 for 2m), shipped with ``defect``."""
-    return {
-        "id": rid,
-        "kind": "repair",
-        "weight": 3,
-        "alert": f"{svc.camel}Down",
-        "service": svc.name,
-        "condition": {"type": "down"},
-        "for_s": 120,
-        "labels": {"severity": "page", "team": svc.team},
-        "annotations": {"summary": {"present": True}},
-        "defect": defect,
-        "title": f"Repair {svc.camel}Down",
-    }
-
-
 
 
 def postmortem(world: World) -> str:

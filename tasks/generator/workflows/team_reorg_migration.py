@@ -144,12 +144,8 @@ def sample(task_id: str, tier: str, seed: int) -> World:
         s8 = _service(rng, grpc[1], into)
         services += [s6, s7, s8]
         ratio_svc = rng.choice([s5, s6])
-        reqs.insert(1, {
-            "id": "P2", "kind": "repair", "weight": 3, "alert": "HighErrorRatio",
-            "service": ratio_svc.name, "generic": True, "condition": {"type": "ratio", "window_min": 5},
-            "threshold": 0.1, "for_s": 600, "labels": {"severity": "ticket"},
-            "annotations": {"summary": {"present": True}}, "defect": rng.choice(REPAIR_DEFECTS),
-            "postmortem": f"PM-{rng.randrange(1000, 9999)}", "title": "Repair HighErrorRatio"})
+        reqs.insert(1, defects.high_error_ratio_repair("P2", ratio_svc, rng.choice(REPAIR_DEFECTS),
+                                               f"PM-{rng.randrange(1000, 9999)}"))
         reqs.insert(2, _down_req("P3", s7, "wrong-team", old_team=merged, replaces={
             "receivers": [f"{merged}-pager"], "routes": [2 + order.index(merged)]}))
     if tier == "hard":
