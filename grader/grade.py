@@ -23,9 +23,17 @@ import yaml
 
 from alertforge.errors import BadInput
 from alertforge.files import read_json
+from alertforge.untrusted import REFUSED, Tree, UnsafeInput
 from grader import inhibition, promtool, reward, routing
 from grader.preservation import normalize_rule, preserved, tamper_findings
-from grader.workspace import ALERTMANAGER_PATH, RuleFile, Workspace, load_rule_file, load_workspace
+from grader.workspace import (
+    ALERTMANAGER_PATH,
+    MAX_FILE_BYTES,
+    RuleFile,
+    Workspace,
+    load_rule_file,
+    load_workspace,
+)
 
 RESULT_VERSION = 1
 _TOKEN = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -163,7 +171,13 @@ class _Run:
         if self.ws.alertmanager_error:
             self.am_error = self.ws.alertmanager_error
         else:
-            self.am_path = self.tmp / "ws" / ALERTMANAGER_PATH
+            private = self.tmp / "ws"
+            if (self.ws.alertmanager or {}).get("templates"):
+                # templates (confined to the repo by load_workspace) are read from a private
+                # copy of the repo's regular files, never from the workspace itself
+                Tree(self.ws.root).copy_into(private, cap=MAX_FILE_BYTES, skip=frozenset(
+                    [ALERTMANAGER_PATH, *(f.rel for f in self.ws.rule_files)]))
+            self.am_path = private / ALERTMANAGER_PATH
             self.am_path.parent.mkdir(parents=True, exist_ok=True)
             self.am_path.write_text(self.ws.alertmanager_text or "", encoding="utf-8")
             self.am_error = routing.check_config(self.am_path)
@@ -175,6 +189,29 @@ class _Run:
     def rule_entries(self) -> list[tuple[str, dict, dict]]:
         return [(f.rel, g, r) for f in self.valid_rules for g in f.groups
                 for r in g.get("rules") or [] if isinstance(r, dict)]
+
+    def replay_rules(self) -> list[RuleFile]:
+        """The loadable rule files promtool replays: recording rules that write a reserved or
+        input series (the catalog's ``reserved_records`` tamper probe) are left out. They are
+        tamper, found statically (:func:`grader.preservation.tamper_findings`); replaying them
+        would only make promtool fail on duplicate samples, where the grade must say tamper."""
+        reserved = {str(name) for check in self.catalog.get("checks", [])
+                    if isinstance(check.get("probe"), dict)
+                    and check["probe"].get("what") == "reserved_records"
+                    for name in check["probe"].get("names") or []}
+        kept = []
+        for rule_file in self.valid_rules:
+            if not any(isinstance(r, dict) and r.get("record") in reserved
+                       for g in rule_file.groups for r in g.get("rules") or []):
+                kept.append(rule_file)
+                continue
+            groups = [{**g, "rules": [r for r in g.get("rules") or []
+                                      if not (isinstance(r, dict) and r.get("record") in reserved)]}
+                      for g in rule_file.groups]
+            groups = [g for g in groups if g["rules"]]
+            kept.append(RuleFile(rule_file.rel, groups=groups,
+                                 text=json.dumps({"groups": groups}, indent=1)))
+        return kept
 
     def run_promql(self, checks: list[dict], reference_names: set[str]) -> dict[str, dict]:
         """Run every promql probe in the integrated and (if asked) reference variants."""
@@ -212,13 +249,14 @@ class _Run:
                                    for a, t in sorted(witnesses)]})
             return groups
 
-        variants = {"integrated": (self.valid_rules, by_scenario)}
+        replayed = self.replay_rules()
+        variants = {"integrated": (replayed, by_scenario)}
         if reference_names:
             ref_checks = {sid: [c for c in cs if c.get("_reference")] for sid, cs in by_scenario.items()}
             ref_checks = {sid: cs for sid, cs in ref_checks.items() if cs}
             ref_file = load_rule_file(self.task_dir / "tests", self.task_dir / "tests" / "reference_records.yml")
             stripped = []
-            for rule_file in self.valid_rules:
+            for rule_file in replayed:
                 text = _strip_records(rule_file, reference_names)
                 # _prune rebuilds the text from the groups: strip them too, or the
                 # agent's records come back beside the reference ones
@@ -479,15 +517,27 @@ _PRISTINE_CACHE: dict[str, dict[str, float]] = {}
 
 def task_fingerprint(task_dir: Path) -> str:
     """sha256 over the task's spec, catalog, reference records, pristine repo and solution
-    files (what grading and the scripted policies read)."""
+    files (what grading and the scripted policies read), each as its path and bytes.
+
+    Raises:
+        UnsafeInput: a link, FIFO or device among those files (a task folder is read as an
+            untrusted tree, alertforge.untrusted).
+    """
+    tree = Tree(task_dir)
     digest = hashlib.sha256()
-    for path in sorted((task_dir / "environment" / "monitoring").rglob("*")) + sorted(
-            (task_dir / "solution").rglob("*")) + [
-            task_dir / "tests" / "spec.json", task_dir / "tests" / "checks.json",
-            task_dir / "tests" / "reference_records.yml"]:
-        if path.is_file():
-            digest.update(path.relative_to(task_dir).as_posix().encode())
-            digest.update(path.read_bytes())
+    paths = []
+    for folder in ("environment/monitoring", "solution"):
+        if tree.is_dir(folder):
+            for rel, kind in tree.walk(folder):
+                if kind not in ("file", "dir"):
+                    raise UnsafeInput(tree.shown(rel), REFUSED.get(kind, "is not a regular file"))
+                if kind == "file":
+                    paths.append(rel)
+    paths += [rel for rel in ("tests/spec.json", "tests/checks.json", "tests/reference_records.yml")
+              if tree.is_file(rel)]
+    for rel in paths:
+        digest.update(rel.encode())
+        digest.update(tree.read_bytes(rel))
     return digest.hexdigest()
 
 
@@ -724,7 +774,8 @@ def _evaluate(run: _Run, catalog: dict, pristine: dict[str, float]) -> dict:
             passed, detail = preserved(probe["what"], probe["item"], rules, am)
         elif kind == "tamper":
             found = tamper_findings(probe["what"], probe, run.rule_entries(), pristine_groups,
-                                    run.ws.alertmanager)
+                                    run.ws.alertmanager,
+                                    evaluation_interval=catalog.get("evaluation_interval", "1m"))
             passed = not found
             detail = "; ".join(found)
         else:

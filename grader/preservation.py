@@ -118,12 +118,37 @@ def preserved(what: str, item, rules: list[dict], am: dict | None) -> tuple[bool
 _RESERVED_LABELS = re.compile(r'label_replace\s*\([^;]*?,\s*"(alertname|alertstate|__name__)"')
 
 
+GROUP_DEFAULTS = {"limit": 0, "query_offset": 0.0}
+"""Group settings whose default value changes nothing (Prometheus rule group fields)."""
+
+
+def _same_setting(setting: str, value, before, evaluation_interval: str) -> bool:
+    """Whether a group ``setting`` of ``value`` evaluates as ``before`` did: equal as written,
+    or (``interval``, ``query_offset``: as durations; ``limit``: as numbers) equal to the
+    pristine value or, where the pristine group had none, to the default (the evaluation
+    interval for ``interval``)."""
+    if value == before:
+        return True
+    if setting == "interval":
+        reference = before if before is not None else evaluation_interval
+        return duration_seconds(value) is not None and duration_seconds(value) == duration_seconds(reference)
+    if setting == "query_offset":
+        reference = duration_seconds(before) if before is not None else GROUP_DEFAULTS[setting]
+        return duration_seconds(value) is not None and duration_seconds(value) == reference
+    if setting == "limit":
+        reference = before if before is not None else GROUP_DEFAULTS[setting]
+        return isinstance(value, int) and not isinstance(value, bool) and value == reference
+    return False
+
+
 def tamper_findings(what: str, probe: dict, rule_entries: list[tuple[str, dict, dict]],
-                    pristine_groups: dict[str, dict], am: dict | None) -> list[str]:
+                    pristine_groups: dict[str, dict], am: dict | None, *,
+                    evaluation_interval: str = "1m") -> list[str]:
     """Tamper found for one tamper check (empty list: none). Seed spec, "Anti-hacking".
 
     ``rule_entries`` are ``(file, group, rule)`` of the workspace; ``pristine_groups`` maps
-    pristine group names to their group dicts.
+    pristine group names to their group dicts; ``evaluation_interval`` is the task's (a group
+    ``interval`` equal to it, where the pristine group set none, changes nothing).
     """
     found = []
     if what == "reserved_records":
@@ -144,7 +169,8 @@ def tamper_findings(what: str, probe: dict, rule_entries: list[tuple[str, dict, 
             seen.add(key)
             before = pristine_groups.get(group.get("name")) or {}
             for setting in ("interval", "limit", "query_offset", "evaluation_interval"):
-                if setting in group and group.get(setting) != before.get(setting):
+                if setting in group and not _same_setting(setting, group.get(setting),
+                                                          before.get(setting), evaluation_interval):
                     found.append(f"{rel}: group {group.get('name')} sets {setting}: {group.get(setting)}")
     elif what == "time_intervals" and am:
         for key in ("mute_time_intervals", "time_intervals"):

@@ -7,9 +7,11 @@ safe loader; problems become syntax errors naming the file, never exceptions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
+
+from alertforge.untrusted import REFUSED, Tree, UnsafeInput
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Larger rule or config files are refused as a syntax error (a monitoring repo has no such file)."""
@@ -85,19 +87,21 @@ def load_yaml_text(text: str):
     return yaml.load(text, Loader=_C_LOADER)
 
 
+
+
 def read_text(path: Path) -> tuple[str | None, str | None]:
-    """``(text, None)`` or ``(None, problem)``: size cap, directory, UTF-8 decoding."""
+    """``(text, None)`` or ``(None, problem)`` for one file the caller named (size cap, regular
+    file only, UTF-8); see :meth:`read_tree_text` for files inside a workspace."""
+    return read_tree_text(Tree(path.parent), path.name)
+
+
+def read_tree_text(tree: Tree, rel: str) -> tuple[str | None, str | None]:
+    """``(text, None)`` or ``(None, problem)`` for ``rel`` in ``tree``: a regular file reached
+    without a link, at most :data:`MAX_FILE_BYTES`, valid UTF-8 (alertforge.untrusted)."""
     try:
-        if path.is_dir():
-            return None, "is a directory, expected a file"
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit"
-        return path.read_bytes().decode("utf-8"), None
-    except UnicodeDecodeError as err:
-        return None, f"not valid UTF-8 (byte {err.start})"
-    except OSError as err:
-        return None, f"cannot read: {err.strerror}"
+        return tree.read_text(rel, cap=MAX_FILE_BYTES), None
+    except UnsafeInput as err:
+        return None, err.problem
 
 
 def _yaml_problem(err: yaml.YAMLError) -> str:
@@ -110,7 +114,11 @@ def _yaml_problem(err: yaml.YAMLError) -> str:
 def load_rule_file(root: Path, path: Path) -> RuleFile:
     """Parse one rule file; a PrometheusRule manifest is unwrapped to its ``spec``."""
     rel = path.relative_to(root).as_posix()
-    text, problem = read_text(path)
+    return parse_rule_file(rel, *read_tree_text(Tree(root), rel))
+
+
+def parse_rule_file(rel: str, text: str | None, problem: str | None) -> RuleFile:
+    """The :class:`RuleFile` of ``rel`` from its text (or the problem reading it)."""
     if problem:
         return RuleFile(rel, error=problem)
     try:
@@ -135,26 +143,35 @@ def load_rule_file(root: Path, path: Path) -> RuleFile:
 
 
 def load_workspace(root: Path) -> Workspace:
-    """Read every rule file under ``rules/`` and ``alertmanager/alertmanager.yml``."""
-    rules_dir = root / RULES_DIR
+    """Read every rule file under ``rules/`` and ``alertmanager/alertmanager.yml``.
+
+    The workspace is an untrusted tree (:class:`alertforge.untrusted.Tree`): a link, FIFO or
+    device where a rule file, the rules or alertmanager folder or alertmanager.yml should be
+    is a syntax error naming it, never followed or opened.
+    """
+    tree = Tree(root)
     rule_files = []
-    if rules_dir.is_dir():
-        for path in sorted(rules_dir.rglob("*")):
-            if path.suffix in (".yml", ".yaml"):
-                if path.is_symlink():
-                    rule_files.append(RuleFile(path.relative_to(root).as_posix(),
-                                               error="is a symlink; rule files must be regular files"))
-                elif path.is_dir():
-                    rule_files.append(RuleFile(path.relative_to(root).as_posix(),
-                                               error="is a directory, expected a rule file"))
-                else:
-                    rule_files.append(load_rule_file(root, path))
-    am_path = root / ALERTMANAGER_PATH
+    rules_kind = tree.kind(RULES_DIR)
+    if rules_kind == "symlink":
+        rule_files.append(RuleFile(RULES_DIR, error=REFUSED["symlink"]))
+    elif rules_kind == "dir":
+        for rel, kind in tree.walk(RULES_DIR):
+            if not rel.endswith((".yml", ".yaml")):
+                continue
+            if kind == "file":
+                rule_files.append(parse_rule_file(rel, *read_tree_text(tree, rel)))
+            elif kind == "symlink":
+                rule_files.append(RuleFile(rel, error="is a symlink; rule files must be regular files"))
+            elif kind == "dir":
+                rule_files.append(RuleFile(rel, error="is a directory, expected a rule file"))
+            else:
+                rule_files.append(RuleFile(rel, error=REFUSED.get(kind, "is not a regular file")))
     am, am_text, am_error = None, None, None
-    if not am_path.exists():
+    am_kind = tree.kind(ALERTMANAGER_PATH)
+    if am_kind == "missing":
         am_error = "file not found"
     else:
-        am_text, am_error = read_text(am_path)
+        am_text, am_error = read_tree_text(tree, ALERTMANAGER_PATH)
         if am_text is not None:
             try:
                 am = load_yaml_text(am_text)
@@ -162,4 +179,34 @@ def load_workspace(root: Path) -> Workspace:
                     am, am_error = None, "expected a mapping"
             except yaml.YAMLError as err:
                 am_error = _yaml_problem(err)
+    if am is not None:
+        am_error = template_problem(am)
+        if am_error:
+            am = None
     return Workspace(root, rule_files, am, am_text, am_error)
+
+
+def template_problem(am: dict) -> str | None:
+    """Why the config's ``templates:`` cannot be used, or None.
+
+    Alertmanager loads every file a ``templates`` glob matches, relative to the config's
+    folder, and amtool's errors quote them: an entry that is absolute or leaves the repo
+    (``../../etc/*``) is refused before amtool sees the config.
+    """
+    templates = am.get("templates")
+    if templates is None:
+        return None
+    if not isinstance(templates, list):
+        return "templates: must be a list of file globs"
+    base = PurePosixPath(ALERTMANAGER_PATH).parent
+    for entry in templates:
+        if not isinstance(entry, str):
+            return f"templates: entry {entry!r} is not a string"
+        if entry.startswith("/") or "\0" in entry:
+            return f"templates: entry {entry!r} is absolute; templates must be files inside the repo"
+        depth = len(base.parts)
+        for part in PurePosixPath(entry).parts:
+            depth += -1 if part == ".." else (0 if part == "." else 1)
+            if depth < 0:
+                return f"templates: entry {entry!r} leaves the repo; templates must be files inside it"
+    return None
