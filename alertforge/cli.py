@@ -131,7 +131,6 @@ def _cmd_serve_openenv(args) -> int:
 
 
 def _cmd_record_openenv(args) -> int:
-    import json
 
     from openenv_server.driver import record_openenv
     from recorder import llm_agent
@@ -139,10 +138,9 @@ def _cmd_record_openenv(args) -> int:
 
     task = None
     if args.actions:
-        try:
-            actions = json.loads(Path(args.actions).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise BadInput(args.actions, f"cannot read the actions: {err}") from None
+        from alertforge.files import read_json
+
+        actions = read_json(args.actions, cap=16 * 1024 * 1024)
         if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
             raise BadInput(args.actions, "expected a JSON list of action objects")
         agent = ScriptedAgent([(str(a.get("tool") or a.get("action_type") or "action"), a)
@@ -191,6 +189,20 @@ def _redactor(enabled: bool, patterns: str | None):
     return Redactor.with_extra(Path(patterns) if patterns else None) if enabled else None
 
 
+def _task_index(args):
+    """The task roots a command reads tasks from: its ``--tasks`` folders, then the bundled tasks/."""
+    from alertforge.tasks import TaskIndex
+
+    roots = args.tasks if isinstance(args.tasks, list) else ([args.tasks] if args.tasks else [])
+    return TaskIndex([Path(root) for root in roots])
+
+
+def _print_redaction(redactor, renamed: list[str]) -> None:
+    print(redactor.report() if redactor is not None else "not redacted (--no-redact)")
+    for new_id in renamed:
+        print(f"renamed: an id that held a secret is now {new_id}")
+
+
 def _cmd_export(args) -> int:
     from exporter.export import export_site
     from exporter.single_file import export_single_file
@@ -198,17 +210,18 @@ def _cmd_export(args) -> int:
     if not args.out and not args.single_file:
         raise BadInput("--out", "export needs --out DIR or --single-file OUT.html")
     runs = [Path(p) for p in args.runs]
+    index = _task_index(args)
     if args.out:
-        redactor = _redactor(bool(args.redact), args.redact_patterns)
-        summary = export_site(runs, Path(args.out), redactor=redactor)
+        redactor = _redactor(args.redact is not False, args.redact_patterns)
+        summary = export_site(runs, Path(args.out), redactor=redactor, redact=redactor is not None,
+                              task_index=index)
         print(f"exported {summary.get('runs')} runs of {summary.get('tasks')} tasks into {args.out}")
-        if redactor is not None:
-            print(f"redacted: {redactor.masked} strings masked")
+        _print_redaction(redactor, summary["renamed_ids"])
     if args.single_file:
         redactor = _redactor(args.redact is not False, args.redact_patterns)
-        summary = export_single_file(runs, Path(args.single_file), redactor=redactor)
+        summary = export_single_file(runs, Path(args.single_file), redactor=redactor, task_index=index)
         print(f"wrote {summary['runs']} runs into {args.single_file} ({summary['bytes']} bytes)")
-        print(f"redacted: {redactor.masked} strings masked" if redactor is not None else "not redacted")
+        _print_redaction(redactor, summary.get("renamed_ids", []))
     return 0
 
 
@@ -242,7 +255,7 @@ def _cmd_demo(args) -> int:
     record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs, policies=demo_policies, mutants=1)
     _demo_import_episodes(runs_dir)
     out = Path(args.out)
-    summary = export_site([runs_dir], out, site_dir=SITE_DIR)
+    summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=_task_index(args))
     print(f"built {out} from {summary.get('runs')} runs in {time.perf_counter() - started:.1f} s")
     if args.no_serve:
         return 0
@@ -403,9 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", help="site folder to write")
     export.add_argument("--single-file", metavar="OUT.html",
                         help="also (or only) write one self-contained HTML file that works via file://")
-    export.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
-                        help="mask secrets (API keys, tokens, URL passwords, webhooks, e-mail addresses) "
-                        "in every string; default: on for --single-file, off for --out")
+    export.add_argument("--redact", action=argparse.BooleanOptionalAction, default=True,
+                        help="mask secrets (token formats, secret config fields, URL credentials, "
+                        "private keys, webhooks, e-mail addresses) in every string (default: on)")
+    export.add_argument("--tasks", action="append", metavar="DIR",
+                        help="task folders to find the runs' tasks in, by id and fingerprint "
+                        "(repeatable; the bundled tasks/ are always searched)")
     export.add_argument("--redact-patterns", metavar="FILE", help="extra secret regexes, one a line")
     export.set_defaults(func=_cmd_export)
 

@@ -9,8 +9,6 @@ from typing import Any
 
 import orjson
 
-from alertforge.errors import BadInput
-
 
 def _umask() -> int:
     current = os.umask(0)
@@ -57,22 +55,14 @@ def write_json(path: str | os.PathLike, value: Any, *, indent: bool = True) -> N
     write_atomic(path, dump_json(value, indent=indent))
 
 
-def read_json(path: str | os.PathLike) -> Any:
-    """Read a JSON file.
+def read_json(path: str | os.PathLike, *, cap: int | None = None) -> Any:
+    """Read a JSON file: a regular file (not a link, FIFO or device), at most ``cap`` bytes
+    (default :data:`alertforge.untrusted.DEFAULT_CAP`), read through alertforge.untrusted.
 
     Raises:
-        BadInput: the file is missing, unreadable or not valid JSON (the message names it).
+        BadInput: the file is missing, unreadable, not a regular file, too big or not valid
+            JSON (the message names it).
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BadInput(path, "file not found") from None
-    except IsADirectoryError:
-        raise BadInput(path, "is a directory, expected a JSON file") from None
-    except OSError as err:
-        raise BadInput(path, f"cannot read: {err.strerror}") from None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as err:
-        raise BadInput(path, f"not valid JSON: {err}") from None
+    from alertforge.untrusted import DEFAULT_CAP, read_json_file
+
+    return read_json_file(path, cap=DEFAULT_CAP if cap is None else cap)

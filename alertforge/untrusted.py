@@ -6,7 +6,8 @@ by an agent or by someone else (DESIGN.md, "Trust boundary"). Reading goes throu
 user named):
 
 - regular files only: a symbolic link anywhere below the root, a FIFO, a device or a socket
-  is refused, never opened (a FIFO would block, ``/dev/zero`` never ends);
+  is refused, never opened (a FIFO would block, ``/dev/zero`` never ends); so is a hard link
+  (a file with several names may be one from outside the tree);
 - every component is opened relative to its parent with ``O_NOFOLLOW`` (``openat``), so a
   link swapped in while reading is refused too; the file is opened ``O_NONBLOCK`` and must
   still be the regular file that was checked;
@@ -111,7 +112,8 @@ def _read_fd(fd: int, cap: int, shown: str) -> bytes:
     return b"".join(chunks)
 
 
-def _open_checked(name: str, dir_fd: int | None, cap: int, shown: str) -> bytes:
+def _open_checked(name: str, dir_fd: int | None, cap: int, shown: str, *,
+                  allow_hard_links: bool = False) -> bytes:
     """Read ``name`` (relative to ``dir_fd``) if it is a regular file of at most ``cap`` bytes."""
     try:
         before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -124,6 +126,9 @@ def _open_checked(name: str, dir_fd: int | None, cap: int, shown: str) -> bytes:
     kind = _kind(before.st_mode)
     if kind != "file":
         raise UnsafeInput(shown, REFUSED.get(kind, "is not a regular file"))
+    if before.st_nlink > 1 and dir_fd is not None and not allow_hard_links:
+        raise UnsafeInput(shown, f"is a hard link (one of {before.st_nlink} names of one file): it "
+                          "may be a file from outside the tree")
     if before.st_size > cap:
         raise UnsafeInput(shown, over_cap(before.st_size, cap))
     try:
@@ -159,7 +164,7 @@ def read_file(path: str | os.PathLike, *, cap: int = DEFAULT_CAP) -> bytes:
     except OSError as err:
         raise UnsafeInput(path, f"cannot read: {err.strerror}") from None
     try:
-        return _open_checked(path.name, dir_fd, cap, str(path))
+        return _open_checked(path.name, dir_fd, cap, str(path), allow_hard_links=True)
     finally:
         os.close(dir_fd)
 

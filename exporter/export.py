@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from alertforge.errors import BadInput
-from alertforge.files import dump_json, write_atomic
+from alertforge.files import dump_json
 from alertforge.paths import SITE_DIR
+from alertforge.tasks import TaskIndex
 from exporter.gallery import build_gallery
 from exporter.gallery_episodes import build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
-from exporter.redact import Redactor
+from exporter.redact import Redactor, redact_id
 from exporter.render import render_pages
 from exporter.run_folders import read_runs
 from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
+    GENERATED_BY,
     home_document,
     index_document,
     run_document,
@@ -24,15 +28,11 @@ from exporter.site_data import (
     task_document,
     task_runs_document,
 )
+from exporter.site_swap import foreign_files, recover, write_site
 from exporter.steps import build_steps
 from exporter.task_folder import TaskInfo, read_task
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-OWNED_FOLDERS = (
-    "data/runs", "data/run-heads", "data/tasks", "data/task-runs", "data/runs-index", "data/search",
-    "data/text", "gallery", "static",
-)
-"""Folders of the output the exporter owns: files there that this export did not write are removed."""
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -53,14 +53,30 @@ TASK_TEXT_FIELDS = ("title", "instruction", "requirements", "checks", "pristine"
 """TaskInfo fields a redactor masks (the id, workflow and tier name files and facets)."""
 
 
-def build_site_files(
-    run_dirs: list[Path], site_dir: Path, redactor: Redactor | None = None
-) -> tuple[dict[str, bytes], int, int]:
-    """Every output file in memory: ``({relative path: bytes}, run count, task count)``.
+@dataclass
+class SiteFiles:
+    """Every file of a site in memory (``{relative path: bytes}``), what went into it, and the
+    run or task ids that were renamed because they held a secret (the new ids)."""
 
-    With ``redactor``, every string read from runs and task folders (but the run and task ids)
-    is masked before anything is built from it, so no page, data file or search token holds a
-    secret; ``redactor.masked`` counts the strings changed.
+    files: dict[str, bytes]
+    runs: int
+    tasks: int
+    renamed_ids: list[str]
+
+
+def build_site_files(
+    run_dirs: list[Path], site_dir: Path, redactor: Redactor | None = None,
+    task_index: TaskIndex | None = None,
+) -> SiteFiles:
+    """Every output file in memory (see :class:`SiteFiles`).
+
+    Tasks are looked up in ``task_index`` (default: the bundled tasks only) by each run's task
+    id and fingerprint (:mod:`exporter.task_folder`).
+
+    With ``redactor``, every string read from runs and task folders is masked before anything
+    is built from it (before any text is split into parts), so no page, data file or search
+    token holds a secret; a run or task id that holds one is renamed
+    (:func:`exporter.redact.redact_id`); ``redactor.masked`` counts the strings changed.
 
     Reads all inputs before anything is written, so bad input never leaves a half export.
     The task file for a task id comes from the first run (by run_id) whose task folder exists,
@@ -71,18 +87,29 @@ def build_site_files(
             over 10 MB (names the run's trajectory.json).
     """
     runs = read_runs(run_dirs)
+    index = task_index if task_index is not None else TaskIndex()
     tasks: dict[str, TaskInfo] = {}
     files: dict[str, bytes] = {}
     summaries = []
     graded_runs = []
     search = SearchIndex()
+    read_cache: dict[Path, TaskInfo] = {}
+    redacted_tasks: dict[int, TaskInfo] = {}
+    renamed: dict[str, str] = {}
     for number, run in enumerate(runs):
-        task = read_task(run)
+        task = read_task(run, index, read_cache)
         if redactor is not None:
-            run_id, task_id = run.run_id, run.run["task"]["id"]
+            run_id = redact_id(redactor, run.run_id)
+            task_id = redact_id(redactor, run.run["task"]["id"])
+            for old, new in ((run.run_id, run_id), (run.run["task"]["id"], task_id)):
+                if old != new:
+                    renamed[old] = new
             run = redactor.dataclass_fields(run, ("run", "trajectory"))
             run.run["run_id"], run.run["task"]["id"] = run_id, task_id
-            task = redactor.dataclass_fields(task, TASK_TEXT_FIELDS)
+            if id(task) not in redacted_tasks:
+                redacted_tasks[id(task)] = redactor.dataclass_fields(
+                    dataclasses.replace(task, id=task_id), TASK_TEXT_FIELDS)
+            task = redacted_tasks[id(task)]
         known = tasks.get(task.id)
         if known is None or (task.from_folder and not known.from_folder):
             tasks[task.id] = task
@@ -125,34 +152,15 @@ def build_site_files(
     gallery["penalties"] = build_penalty_gallery([document for document, _, _ in graded_runs])
     files.update(render_pages(site_dir / "templates", index, gallery))
     files.update(_static_files(site_dir / "static"))
-    return files, len(runs), len(tasks)
-
-
-def _remove_stale(out_dir: Path, written: dict[str, bytes]) -> None:
-    for folder in OWNED_FOLDERS:
-        root = out_dir / folder
-        if not root.is_dir():
-            continue
-        for path in sorted(root.rglob("*"), reverse=True):
-            relative = path.relative_to(out_dir).as_posix()
-            if path.is_file() and relative not in written:
-                path.unlink()
-            elif path.is_dir() and not any(path.iterdir()):
-                path.rmdir()
-
-
-SITE_MARKERS = {
-    "data", "static", "gallery", "index.html", "run.html", "compare.html", "README.md", ".gitattributes",
-    "listing.json",
-}
-"""What an output folder may already hold: a previous export, a Space's README."""
+    return SiteFiles(files, len(runs), len(tasks), sorted(renamed.values()))
 
 
 def _check_output_folder(out_dir: Path, run_dirs: list[Path]) -> None:
     """Refuse an output folder that would mix the site into something else.
 
-    Raises BadInput for the filesystem root, a folder holding (or inside) the runs being
-    exported, or a non-empty folder that holds files a site export would not write.
+    Raises BadInput for the filesystem root, or a folder holding (or inside) the runs being
+    exported; a folder holding files no previous export wrote is refused when it is written
+    (:func:`exporter.site_swap.write_site`).
     """
     resolved = out_dir.resolve()
     if resolved == Path(resolved.anchor):
@@ -161,54 +169,57 @@ def _check_output_folder(out_dir: Path, run_dirs: list[Path]) -> None:
         run_path = run_dir.resolve()
         if resolved == run_path or resolved in run_path.parents or run_path in resolved.parents:
             raise BadInput(out_dir, f"output folder overlaps the runs being exported ({run_dir})")
-    if out_dir.is_dir():
-        foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in SITE_MARKERS)
-        if foreign:
-            raise BadInput(out_dir, "output folder holds files that are not a site export: "
-                           + ", ".join(foreign[:5]) + " (choose an empty or new folder)")
 
 
 def export_site(
-    run_dirs: list[Path], out_dir: Path, site_dir: Path | None = None, redactor: Redactor | None = None
+    run_dirs: list[Path], out_dir: Path, site_dir: Path | None = None,
+    redactor: Redactor | None = None, *, redact: bool = True, task_index: TaskIndex | None = None,
 ) -> dict:
-    """Export runs to a static site in ``out_dir``.
+    """Export runs to a static site in ``out_dir``, all or nothing.
 
     ``run_dirs``: run folders or folders of run folders. ``site_dir``: the viewer's source
-    (``templates/``, ``static/``), default the repo's ``site/``. Writes ``data/index.json``,
+    (``templates/``, ``static/``), default the repo's ``site/``. ``task_index``: where the
+    runs' tasks are looked up (default: the bundled tasks). Writes ``data/index.json``,
     ``data/tasks/<task-id>.json``, ``data/runs/<run-id>.json`` and its head
-    ``data/run-heads/<run-id>.json`` (orjson, sorted keys, compact),
-    ``index.html``, ``run.html`` and ``static/``; each file atomically, unchanged files are left
-    as they are, and files in the owned folders (``OWNED_FOLDERS``: data/runs, data/run-heads,
-    data/tasks, static/ ...) that this export did not write are removed. Other files in
-    ``out_dir`` (a Space README, say) are kept. With ``redactor``, secrets are masked first
-    (see :func:`build_site_files`); the summary's ``masked`` counts them.
+    ``data/run-heads/<run-id>.json`` (orjson, sorted keys, compact), the pages, ``static/``
+    and ``site-manifest.json``, built in a staging folder beside ``out_dir`` and swapped in
+    whole (:mod:`exporter.site_swap`): after any failure or kill the previous site is intact.
+    Files a previous export did not write are never deleted: such a folder is refused. Secrets
+    are masked first (``redactor``, else a default :class:`~exporter.redact.Redactor`, unless
+    ``redact`` is False; see :func:`build_site_files`).
 
     Returns:
-        ``{"runs": int, "tasks": int, "files": int, "bytes": int, "out_dir": str}``, bytes
-        being the total size of the files of this export.
+        ``{"runs", "tasks", "files", "bytes", "out_dir", "masked", "renamed_ids",
+        "redaction"}``: ``bytes`` the total size of the files written, ``redaction`` the
+        report line (kinds and counts, never values).
 
     Raises:
         BadInput: naming the file at fault (run.json, trajectory.json, task.toml,
-            tests/checks.json, a template) or ``out_dir`` when it is not a folder. Everything
-            is read and checked before the first write, so ``out_dir`` is left as it was.
+            tests/checks.json, a template), or ``out_dir`` when it is not a folder or holds
+            files no export wrote. Everything is read and checked before the swap.
     """
     out_dir = Path(out_dir)
     site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(out_dir, "output path exists and is not a folder")
     _check_output_folder(out_dir, [Path(p) for p in run_dirs])
-    files, run_count, task_count = build_site_files([Path(p) for p in run_dirs], site_dir, redactor)
-    for relative, data in sorted(files.items()):
-        target = out_dir / relative
-        if target.is_file() and target.read_bytes() == data:
-            continue
-        write_atomic(target, data)
-    _remove_stale(out_dir, files)
+    recover(out_dir)
+    foreign = foreign_files(out_dir)
+    if foreign:
+        raise BadInput(out_dir, "holds files no previous export wrote: " + ", ".join(foreign[:8])
+                       + (f" and {len(foreign) - 8} more" if len(foreign) > 8 else "")
+                       + "; they are never deleted: move them away or export into a new folder")
+    if redactor is None and redact:
+        redactor = Redactor()
+    site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index)
+    write_site(out_dir, site.files, GENERATED_BY)
     return {
-        "runs": run_count,
-        "tasks": task_count,
-        "files": len(files),
-        "bytes": sum(len(data) for data in files.values()),
+        "runs": site.runs,
+        "tasks": site.tasks,
+        "files": len(site.files),
+        "bytes": sum(len(data) for data in site.files.values()),
         "out_dir": str(out_dir),
         "masked": redactor.masked if redactor is not None else 0,
+        "renamed_ids": site.renamed_ids,
+        "redaction": redactor.report() if redactor is not None else "not redacted",
     }

@@ -13,7 +13,10 @@ import orjson
 
 from alertforge.errors import BadInput
 from alertforge.files import dump_json, write_atomic
+from alertforge.text import split_chars
+from alertforge.untrusted import Tree
 from exporter.export import MAX_FILE_BYTES
+from exporter.long_text import PART_CHARS
 from exporter.redact import Redactor
 from exporter.run_index import tokens
 
@@ -34,15 +37,25 @@ class PublishRefused(Exception):
 
 
 def site_files(folder: Path) -> list[Path]:
-    """The files under ``folder`` to publish, sorted by relative path (no .git, caches or listing.json)."""
-    found = []
-    for path in sorted(folder.rglob("*"), key=lambda path: path.relative_to(folder).as_posix()):
-        relative = path.relative_to(folder)
-        if any(part in SKIPPED_NAMES for part in relative.parts) or relative.as_posix() == LISTING:
+    """The files under ``folder`` to publish, sorted by relative path (no .git, caches or
+    listing.json), read as an untrusted tree: a link, FIFO or device anywhere is refused.
+
+    Raises:
+        BadInput: naming the links and special files found (publish follows no link).
+    """
+    found, refused = [], []
+    for rel, kind in Tree(folder).walk():
+        parts = rel.split("/")
+        if any(part in SKIPPED_NAMES for part in parts) or rel == LISTING:
             continue
-        if path.is_file():
-            found.append(path)
-    return found
+        if kind == "file":
+            found.append(folder / rel)
+        elif kind != "dir":
+            refused.append(f"{rel} ({kind})")
+    if refused:
+        raise BadInput(folder, "holds links or special files, which publish never follows: "
+                       + ", ".join(refused[:8]) + (" ..." if len(refused) > 8 else ""))
+    return sorted(found, key=lambda path: path.relative_to(folder).as_posix())
 
 
 def _redact_json(data: bytes, redactor: Redactor) -> bytes:
@@ -67,17 +80,89 @@ def _drop_secret_tokens(stage: Path, secrets: set[str]) -> None:
             write_atomic(shard_path, dump_json({**shard, "tokens": kept}, indent=False))
 
 
+TEXT_PART = re.compile(r"^data/text/[^/]+/(\d+)\.(message|output|arguments|diff)\.(\d+)\.json$")
+"""A part of a long text (docs/formats.md, "Long texts"): step, field, part number."""
+
+
+def _text_part_groups(relatives: list[str]) -> dict[tuple[str, str, str], list[str]]:
+    """``{(folder, step, field): [part paths in part order]}`` for the long-text parts."""
+    groups: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+    for rel in relatives:
+        match = TEXT_PART.match(rel)
+        if match:
+            key = (rel.rsplit("/", 1)[0], match.group(1), match.group(2))
+            groups.setdefault(key, []).append((int(match.group(3)), rel))
+    return {key: [rel for _, rel in sorted(parts)] for key, parts in groups.items()}
+
+
+def _redact_long_text(site: Tree, parts: list[str], field: str, redactor: Redactor) -> list[bytes]:
+    """The parts of one long text, redacted as a whole (a secret split across two parts is
+    found), split again into as many parts on character boundaries."""
+    texts = [orjson.loads(site.read_bytes(rel, cap=MAX_FILE_BYTES)) for rel in parts]
+    if not all(isinstance(t, str) for t in texts):
+        raise BadInput(site.shown(parts[0]), "a long-text part is not a JSON string")
+    whole = "".join(texts)
+    if field in ("arguments", "diff"):  # JSON text of a value: redact it as that value
+        try:
+            redacted = orjson.dumps(redactor.value(orjson.loads(whole)), option=orjson.OPT_SORT_KEYS).decode()
+        except orjson.JSONDecodeError:
+            redacted = redactor.text(whole)
+    else:
+        redacted = redactor.text(whole)
+    size = max(1, -(-len(redacted) // len(parts)))
+    pieces = split_chars(redacted, size)
+    pieces += [""] * (len(parts) - len(pieces))
+    if size > PART_CHARS:
+        raise PublishRefused(parts[0], "redacting this long text made it too long for its parts; "
+                             "export the site again (export redacts before splitting)")
+    return [orjson.dumps(piece) for piece in pieces]
+
+
+SCANNED_ONLY = {".js", ".css", ".svg", ".map"}
+"""The viewer's own files: never rewritten; publishing is refused if one holds a secret."""
+
+
 def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None) -> None:
-    """Copy the site into ``stage``; with ``redactor``, mask secrets in every JSON, HTML and text file."""
-    for path in site_files(site_dir):
-        relative = path.relative_to(site_dir)
-        data = path.read_bytes()
-        if redactor is not None and path.suffix in REDACTED_SUFFIXES:
-            if path.suffix == ".json":
+    """Copy the site into ``stage``; with ``redactor``, mask secrets in every JSON, HTML and
+    text file (long texts joined first, see :func:`_redact_long_text`).
+
+    Raises:
+        PublishRefused: a secret where it cannot be masked: in a file name, in the viewer's
+            own code, or in a file that is not text.
+    """
+    site = Tree(site_dir)
+    paths = site_files(site_dir)
+    relatives = [path.relative_to(site_dir).as_posix() for path in paths]
+    staged: dict[str, bytes] = {}
+    groups = _text_part_groups(relatives) if redactor is not None else {}
+    for (_, _, field), parts in groups.items():
+        staged.update(zip(parts, _redact_long_text(site, parts, field, redactor)))
+    for path, rel in zip(paths, relatives):
+        size = path.lstat().st_size
+        if size > MAX_FILE_BYTES:
+            raise PublishRefused(rel, f"{size:,d} bytes, over the 10 MB limit ({MAX_FILE_BYTES:,d} "
+                                 "bytes) for a file in a Space; nothing uploaded")
+        if rel in staged:
+            continue
+        data = site.read_bytes(rel, cap=MAX_FILE_BYTES)
+        suffix = Path(rel).suffix
+        if redactor is not None:
+            if redactor.find(rel, entropy=False):
+                raise PublishRefused(rel, "the file name looks like it holds a secret, which cannot "
+                                     "be masked without breaking the site; export it again")
+            if suffix == ".json":
                 data = _redact_json(data, redactor)
-            else:
+            elif suffix in REDACTED_SUFFIXES:
                 data = redactor.text(data.decode("utf-8", errors="replace")).encode("utf-8")
-        target = stage / relative
+            else:
+                found = redactor.find(data.decode("utf-8", errors="replace"), entropy=False)
+                if found:
+                    kinds = ", ".join(sorted({kind for _, _, kind in found}))
+                    raise PublishRefused(rel, f"holds what looks like a secret ({kinds}) in a file "
+                                         "publish does not rewrite; nothing uploaded")
+        staged[rel] = data
+    for rel, data in staged.items():
+        target = stage / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     if redactor is not None:
@@ -131,7 +216,9 @@ def publish_site(site_dir: Path, space: str, *, dry_run: bool = False, redactor:
         for entry in manifest["files"]:
             out(f"{entry['bytes']:>12,d}  {entry['path']}")
         out(f"{manifest['total_bytes']:>12,d}  total, {len(manifest['files'])} files"
-            + (f"; {manifest['masked']} strings masked" if redactor is not None else "; not redacted"))
+            + ("; not redacted" if redactor is None else ""))
+        if redactor is not None:
+            out(redactor.report())
         too_big = [entry for entry in manifest["files"] if entry["bytes"] > MAX_FILE_BYTES]
         if too_big:
             entry = too_big[0]

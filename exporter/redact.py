@@ -1,12 +1,38 @@
-"""Mask secrets (API keys, bearer tokens, URL passwords, webhook URLs, e-mail addresses) in every string
-before anything is written for publishing."""
+"""Mask secrets in every string before it reaches a site: known token formats, the secret
+fields of Alertmanager and Prometheus configs, credentials in URLs, private key blocks.
+
+Three kinds of rule (DESIGN.md, "Secrets"):
+
+- **known formats**: the regex detectors of Yelp's ``detect-secrets`` (AWS, GitHub, GitLab,
+  Slack, Stripe, Twilio, SendGrid, npm, PyPI, JWT, Discord, Telegram, Mailchimp, Square,
+  Azure storage, Artifactory, OpenAI...) plus provider-documented formats it lacks
+  (:data:`EXTRA_FORMATS`: Anthropic, Hugging Face, GitHub fine-grained, Google API keys,
+  Grafana, Vault, DigitalOcean, Shopify, Linear, Doppler, age, Atlassian, Postman, New Relic,
+  Databricks, Pulumi, Mailgun...), private key blocks (the whole PEM block, not only its
+  header) and credentials in URLs (``user:password@``, keys as the user part, secret query
+  parameters, webhook URLs whose path is the credential);
+- **secret fields**: a value named by a secret-looking key (``*password*``, ``*secret*``,
+  ``*token*``, ``credentials``, ``api_key``, ``*_key``: ``routing_key``, ``service_key``,
+  ``bearer_token``, ``smtp_auth_password``...) in YAML, JSON, INI or ``KEY=value`` text, or as
+  a key of a JSON object the site writes; ``*_file``/``*_path`` keys and placeholders
+  (``<secret>``, ``${VAR}``, ``{{ ... }}``) are left alone;
+- **high entropy**: quoted strings that detect-secrets' entropy detectors flag (base64 over
+  4.5 bits a character, hex over 3.0). What the site must show is exempt *by field*, never by
+  guessing: values of :data:`EXEMPT_KEYS` (fingerprints, checksums, digests, uuids such as
+  episode and session ids, tool call ids, commits), as JSON fields or as ``"key": "value"``
+  in text.
+
+A match becomes ``[REDACTED:<kind>]``. :class:`Redactor` counts strings and matches per
+kind for the report (kinds and counts, never values).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,31 +43,344 @@ MASK = "[REDACTED]"
 
 @dataclass(frozen=True)
 class SecretPattern:
-    """One kind of secret: a compiled regex and what a match becomes (``re.sub`` template)."""
+    """One kind of secret: a compiled regex; ``group`` is the part that is the secret
+    (0: the whole match)."""
 
     name: str
     regex: re.Pattern[str]
-    replacement: str
+    group: int | str = 0
+    needles: tuple[str, ...] = ()
+    """Lowercase substrings one of which a text must hold for the regex to be tried (a fast
+    test that skips most patterns on long texts; empty: always tried)."""
 
 
-def _pattern(name: str, regex: str, replacement: str | None = None) -> SecretPattern:
-    return SecretPattern(name, re.compile(regex), replacement or f"[REDACTED:{name}]")
+def _p(name: str, regex: str, group: int | str = 0, needles: tuple[str, ...] = ()) -> SecretPattern:
+    return SecretPattern(name, re.compile(regex), group, needles)
 
 
-DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
-    _pattern("url-password", r"\b([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+@",
-             r"\1[REDACTED:url-password]@"),
-    _pattern("webhook", r"https?://hooks\.slack\.com/[^\s\"'<>`]+"),
-    _pattern("webhook", r"https?://(?:[A-Za-z0-9-]+\.)?discord(?:app)?\.com/api/webhooks/[^\s\"'<>`]+"),
-    _pattern("webhook", r"https?://[^\s\"'<>`/]+(?:/[^\s\"'<>`/]+)*/hooks/[A-Za-z0-9_\-]{8,}[^\s\"'<>`]*"),
-    _pattern("api-key", r"\bsk-[A-Za-z0-9_\-]{16,}"),
-    _pattern("api-key", r"\bhf_[A-Za-z0-9]{20,}"),
-    _pattern("api-key", r"\bAKIA[0-9A-Z]{16}\b"),
-    _pattern("api-key", r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    _pattern("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*"),
-    _pattern("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
+DETECT_SECRETS_NEEDLES = {
+    "artifactory-credentials": ("akc", "ap"), "aws-access-key": ("a3t", "abia", "acca", "akia", "asia", "aws"),
+    "azure-storage-account-access-key": ("accountkey=",), "ibm-cos-hmac-credentials": ("cos",),
+    "json-web-token": ("eyj",), "mailchimp-access-key": ("-us",), "npm-tokens": (":_authtoken=",),
+    "openai-token": ("t3blbkfj",), "pypi-token": ("pypi-",), "sendgrid-api-key": ("sg.",),
+    "slack-token": ("xox", "hooks.slack.com"), "square-oauth-secret": ("sq0csp-",),
+    "stripe-access-key": ("k_live_",), "telegram-bot-token": (":",), "twilio-api-key": ("ac", "sk"),
+    "gitlab-token": ("gl", "gr1348941"), "github-token": ("_",),
+}
+"""Needles (see :class:`SecretPattern`) for the detect-secrets detectors, by kind."""
+
+
+def _detect_secrets_formats() -> list[SecretPattern]:
+    """The regex detectors of detect-secrets (keyword, entropy and public-IP ones excluded:
+    those are covered by the field and entropy rules here, and an IP is not a secret)."""
+    from detect_secrets.plugins import (
+        artifactory,
+        aws,
+        azure_storage_key,
+        discord,
+        github_token,
+        gitlab_token,
+        ibm_cos_hmac,
+        jwt,
+        mailchimp,
+        npm,
+        openai,
+        pypi_token,
+        sendgrid,
+        slack,
+        square_oauth,
+        stripe,
+        telegram_token,
+        twilio,
+    )
+
+    detectors = [
+        artifactory.ArtifactoryDetector, aws.AWSKeyDetector, azure_storage_key.AzureStorageKeyDetector,
+        discord.DiscordBotTokenDetector, github_token.GitHubTokenDetector,
+        gitlab_token.GitLabTokenDetector, ibm_cos_hmac.IbmCosHmacDetector, jwt.JwtTokenDetector,
+        mailchimp.MailchimpDetector, npm.NpmDetector, openai.OpenAIDetector,
+        pypi_token.PypiTokenDetector, sendgrid.SendGridDetector, slack.SlackDetector,
+        square_oauth.SquareOAuthDetector, stripe.StripeDetector,
+        telegram_token.TelegramBotTokenDetector, twilio.TwilioKeyDetector,
+    ]
+    patterns = []
+    for detector in detectors:
+        kind = re.sub(r"[^a-z0-9]+", "-", detector.secret_type.lower()).strip("-")
+        for regex in detector.denylist:
+            # a detector's groups mark the secret inside its context (AWS secret keys after
+            # aws_secret...=); without groups the whole match is the secret
+            patterns.append(SecretPattern(kind, regex, 1 if regex.groups else 0,
+                                          DETECT_SECRETS_NEEDLES.get(kind, ())))
+    return patterns
+
+
+EXTRA_FORMATS: tuple[SecretPattern, ...] = (
+    _p("anthropic-key", r"sk-ant-(?<![A-Za-z0-9_]sk-ant-)(?:api|admin)\d{2}-[A-Za-z0-9_\-]{20,}"),
+    _p("openai-key", r"sk-(?<![A-Za-z0-9_]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    _p("huggingface-token", r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,}"),
+    _p("github-token", r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,}"),
+    _p("github-token", r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{30,}"),
+    _p("slack-token", r"xapp-(?<![A-Za-z0-9_]xapp-)\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
+    _p("slack-token", r"xox(?<![A-Za-z0-9_]xox)[abposre]-[A-Za-z0-9-]{10,}"),
+    _p("google-api-key", r"AIza(?<![A-Za-z0-9_]AIza)[0-9A-Za-z_\-]{35}"),
+    _p("stripe-key", r"(?:sk|rk)_(?:live|test)_(?<![A-Za-z0-9_][sr]k_live_)(?<![A-Za-z0-9_][sr]k_test_)[0-9a-zA-Z]{16,}"),
+    _p("aws-access-key", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    _p("aws-secret-key", r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})", 1,
+       ("aws",)),
+    _p("grafana-token", r"gl(?<![A-Za-z0-9_]gl)(?:sa|c|ft)_[A-Za-z0-9_+/=]{32,}"),
+    _p("vault-token", r"hv(?<![A-Za-z0-9_]hv)[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    _p("digitalocean-token", r"do(?<![A-Za-z0-9_]do)[por]_v1_[a-f0-9]{64}\b"),
+    _p("shopify-token", r"shp(?<![A-Za-z0-9_]shp)(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+    _p("linear-key", r"lin_(?<![A-Za-z0-9_]lin_)(?:api|oauth)_[A-Za-z0-9]{40}\b"),
+    _p("doppler-token", r"dp(?<![A-Za-z0-9_]dp)\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}\b"),
+    _p("age-secret-key", r"AGE-SECRET-KEY-1(?<![A-Za-z0-9_]AGE-SECRET-KEY-1)[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b"),
+    _p("atlassian-token", r"ATATT3(?<![A-Za-z0-9_]ATATT3)[A-Za-z0-9_\-=]{100,}"),
+    _p("postman-key", r"PMAK-(?<![A-Za-z0-9_]PMAK-)[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    _p("newrelic-key", r"NR(?<![A-Za-z0-9_]NR)(?:AK|AA|II)-[A-Z0-9]{27}\b"),
+    _p("databricks-token", r"dapi(?<![A-Za-z0-9_]dapi)[a-f0-9]{32}(?:-\d)?\b"),
+    _p("pulumi-token", r"pul-(?<![A-Za-z0-9_]pul-)[a-f0-9]{40}\b"),
+    _p("mailgun-key", r"key-(?<![A-Za-z0-9_]key-)[0-9a-zA-Z]{32}\b"),
+    _p("npm-token", r"npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{36}\b"),
+    _p("pypi-token", r"pypi-AgE(?<![A-Za-z0-9_]pypi-AgE)[A-Za-z0-9_\-]{50,}"),
+    _p("sendgrid-key", r"SG(?<![A-Za-z0-9_]SG)\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    _p("square-token", r"sq0(?<![A-Za-z0-9_]sq0)(?:atp|csp|idp)-[0-9A-Za-z\-_]{22,}"),
+    _p("twilio-key", r"(?:SK|AC)(?<![A-Za-z0-9_]SK)(?<![A-Za-z0-9_]AC)[0-9a-f]{32}\b"),
+    _p("gitlab-token", r"gl(?<![A-Za-z0-9_]gl)(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}"),
+    _p("azure-storage-key", r"AccountKey=[A-Za-z0-9+/=]{40,}"),
+    _p("telegram-bot-token", r"(?<![0-9])\d{8,10}:AA[0-9A-Za-z_\-]{33}\b", 0, (":aa",)),
 )
-"""The built-in patterns, applied in this order (URL passwords before e-mail addresses)."""
+"""Provider-documented formats detect-secrets 1.5 does not cover (or covers narrowly)."""
+
+PRIVATE_KEY = _p(
+    "private-key",
+    r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|\Z)"
+    r"|PuTTY-User-Key-File-\d[\s\S]*?(?:Private-MAC: [0-9a-f]+|\Z)",
+)
+URL_RULES: tuple[SecretPattern, ...] = (
+    _p("url-password", r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"'<>]*:([^/\s@\"'<>]+)@", 1, ("://",)),
+    _p("url-key", r"\b[A-Za-z][A-Za-z0-9+.\-]*://([A-Za-z0-9_\-]{16,})@", 1, ("://",)),
+    _p("url-query-secret",
+       r"(?i)[?&](?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|secret|password|"
+       r"passwd|key|sig|signature|code|client[_-]?secret|private[_-]?token)=([^&\s\"'<>#`]{6,})", 1,
+       ("?", "&")),
+    _p("webhook", r"https?://hooks\.slack\.com/[^\s\"'<>`]+"),
+    _p("webhook", r"https?://(?:[A-Za-z0-9-]+\.)?discord(?:app)?\.com/api/webhooks/[^\s\"'<>`]+"),
+    _p("webhook", r"https?://[A-Za-z0-9.-]*(?:webhook\.office\.com|outlook\.office(?:365)?\.com)/webhook[^\s\"'<>`]*"),
+    _p("webhook", r"https?://[^\s\"'<>`/]+(?:/[^\s\"'<>`/]+)*/hooks/[A-Za-z0-9_\-]{8,}[^\s\"'<>`]*"),
+    _p("bearer", r"(?i)\b(?:bearer|token)\s+((?=[A-Za-z0-9._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{16,})", 1,
+       ("bearer", "token")),
+    _p("basic-auth", r"(?i)\bbasic\s+((?=[A-Za-z0-9+/]*\d)[A-Za-z0-9+/]{12,}={0,2})", 1, ("basic",)),
+    _p("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", 0, ("@",)),
+)
+
+SECRET_KEY_WORDS = (r"password|passwd|passphrase|pwd|secret|token|credentials?|api[_-]?key|apikey|"
+                    r"access[_-]?key|private[_-]?key|auth[_-]?key|signing[_-]?key|encryption[_-]?key|"
+                    r"[a-z0-9]+_key|cookie|authorization|dsn")
+SECRET_KEY = re.compile(rf"(?i)^(?:[A-Za-z0-9_.\-]*[_.\-])?(?:{SECRET_KEY_WORDS})s?$")
+"""A key whose value is a secret: routing_key, service_key, api_key, bearer_token, password,
+smtp_auth_password, credentials, client_secret, auth_token, DD_API_KEY..."""
+NOT_SECRET_KEY = re.compile(r"(?i)(?:_file|_files|_path|_env|_name|_type|_count|_id_file|_tokens|"
+                            r"_ttl|_length|_size|_header|_url_file|^max_tokens|^tokens?_used)$")
+"""Keys that look secret but name something else: a file holding the secret, token counts."""
+EXEMPT_KEYS = frozenset({
+    "fingerprint", "task_fingerprint", "sha256", "sha1", "md5", "checksum", "task_checksum",
+    "digest", "content_hash", "hash", "etag", "episode_id", "session_id", "trajectory_id",
+    "tool_call_id", "source_call_id", "call_id", "id", "request_id", "commit", "commit_id",
+    "source_commit", "git_commit_id", "revision", "run_id", "trial_id", "job_id", "uuid",
+})
+"""Fields whose values look random by nature and must reach the site as they are: no entropy
+rule applies to them (known token formats still do)."""
+PLACEHOLDER = re.compile(
+    r"^(?:<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|%\([^)]*\)s|\*+|x+|X+|"
+    r"\[REDACTED[^\]]*\]|REDACTED|redacted|null|none|None|~|true|false|\d+|)$", re.DOTALL)
+"""Values of secret fields that are not secrets: templates, env references, masks, numbers."""
+
+_SECRET_WORD = re.compile(r"(?i)password|passwd|passphrase|pwd|secret|token|credential|"
+                          r"api[_-]?key|apikey|_key|authorization|cookie|dsn")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_ASSIGNED = re.compile(
+    r"""(?P<kq>["']?)[ \t]*(?::=|=>|:|=)[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'"""
+    r"""|(?P<bare>[^\s"',;\[\]<>#`|]+))""")
+_QUOTED = re.compile(r"""(["'])([A-Za-z0-9+/=_\-]{16,})\1""")
+_KEY_BEFORE = re.compile(r"""([A-Za-z0-9_.\-]+)["']?\s*[:=]\s*$""")
+
+
+def _assignments(text: str):
+    """``(key, value start, value end)`` of every ``key: value`` / ``key=value`` whose key
+    holds a secret word, found from the words (fast on long texts with none)."""
+    seen = set()
+    for hit in _SECRET_WORD.finditer(text):
+        start, end = hit.start(), hit.end()
+        while start > 0 and text[start - 1] in _KEY_CHARS:
+            start -= 1
+        while end < len(text) and text[end] in _KEY_CHARS:
+            end += 1
+        if end in seen:
+            continue
+        seen.add(end)
+        match = _ASSIGNED.match(text, end)
+        if match is None:
+            continue
+        name = next(n for n in ("dq", "sq", "bare") if match.group(n) is not None)
+        yield text[start:end], match.start(name), match.end(name)
+
+
+def _entropy_detectors():
+    from detect_secrets.plugins.high_entropy_strings import (
+        Base64HighEntropyString,
+        HexHighEntropyString,
+    )
+
+    return Base64HighEntropyString(), HexHighEntropyString()
+
+
+class Redactor:
+    """Masks secrets in strings and JSON values; counts masked strings and matches per kind.
+
+    ``extra`` adds user patterns (``--redact-patterns``): a match becomes ``[REDACTED]``.
+    ``secrets`` collects every masked text (a search index can drop its tokens); ``kinds``
+    counts matches per kind for :meth:`report`.
+    """
+
+    def __init__(self, extra: Iterable[SecretPattern] = ()):
+        self.formats: tuple[SecretPattern, ...] = (
+            PRIVATE_KEY, *EXTRA_FORMATS, *_detect_secrets_formats(), *URL_RULES, *extra)
+        self.masked = 0
+        self.secrets: set[str] = set()
+        self.kinds: Counter[str] = Counter()
+        self._base64, self._hex = _entropy_detectors()
+        self._cache: dict[str, str] = {}
+
+    @classmethod
+    def with_extra(cls, pattern_file: Path | None) -> Redactor:
+        """The built-in rules plus those of ``pattern_file`` (see :func:`read_patterns`)."""
+        return cls(read_patterns(pattern_file) if pattern_file is not None else ())
+
+    # -- finding -----------------------------------------------------------------------------
+
+    def _spans(self, text: str, entropy: bool) -> list[tuple[int, int, str]]:
+        spans = []
+        lowered = text.lower() if len(text) > 256 else None
+        for pattern in self.formats:
+            if lowered is not None and pattern.needles and not any(n in lowered for n in pattern.needles):
+                continue
+            for match in pattern.regex.finditer(text):
+                group = pattern.group if match.group(pattern.group) is not None else 0
+                if match.end(group) > match.start(group):
+                    spans.append((match.start(group), match.end(group), pattern.name))
+        for key, start, end in _assignments(text):
+            value = text[start:end]
+            if not is_secret_key(key) or PLACEHOLDER.match(value.strip()) or _is_reference(value):
+                continue
+            spans.append((start, end, _field_kind(key)))
+        if entropy:
+            for match in _QUOTED.finditer(text):
+                if not self._high_entropy(match.group(2)):
+                    continue
+                before = _KEY_BEFORE.search(text, max(0, match.start() - 80), match.start())
+                key = before.group(1).lower() if before else ""
+                if key in EXEMPT_KEYS or key.endswith(("_id", "_sha256", "_digest", "_checksum")):
+                    continue
+                spans.append((match.start(2), match.end(2), "high-entropy"))
+        return spans
+
+    def _high_entropy(self, value: str) -> bool:
+        if re.fullmatch(r"[0-9a-fA-F]+", value):
+            return self._hex.calculate_shannon_entropy(value) > 3.0 and len(value) >= 20
+        return self._base64.calculate_shannon_entropy(value) > 4.5
+
+    def find(self, text: str, *, entropy: bool = True) -> list[tuple[int, int, str]]:
+        """``[(start, end, kind)]`` of the secrets in ``text``, in order, merged where they
+        overlap; an e-mail match that overlaps another secret is dropped (in
+        ``https://user:pw@host`` the ``pw@host`` part is a URL password, not an address)."""
+        spans = self._spans(text, entropy)
+        others = [(s, e) for s, e, k in spans if k != "email"]
+        spans = [span for span in spans if span[2] != "email"
+                 or not any(s < span[1] and span[0] < e for s, e in others)]
+        merged: list[list[Any]] = []
+        for start, end, kind in sorted(spans):
+            if merged and start < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end, kind])
+        return [(s, e, k) for s, e, k in merged]
+
+    # -- masking -----------------------------------------------------------------------------
+
+    def text(self, value: str, *, entropy: bool = True) -> str:
+        """``value`` with every secret masked as ``[REDACTED:<kind>]``; counts it once if
+        anything changed."""
+        key = value if entropy else "\0" + value
+        cached = self._cache.get(key)
+        if cached is not None:
+            if cached != value:
+                self.masked += 1
+            return cached
+        spans = self.find(value, entropy=entropy)
+        result = value
+        for start, end, kind in reversed(spans):
+            self.secrets.add(value[start:end])
+            self.kinds[kind] += 1
+            result = result[:start] + (MASK if kind == "custom" else f"[REDACTED:{kind}]") + result[end:]
+        if len(value) < 4096:
+            self._cache[key] = result
+        if result != value:
+            self.masked += 1
+        return result
+
+    def field(self, key: str, value: str) -> str:
+        """A JSON string value under ``key``: wholly masked when the key names a secret (and
+        the value is not a placeholder), entropy rules off for :data:`EXEMPT_KEYS`."""
+        if is_secret_key(key) and not PLACEHOLDER.match(value.strip()) and not _is_reference(value):
+            self.secrets.add(value)
+            self.kinds[_field_kind(key)] += 1
+            self.masked += 1
+            return f"[REDACTED:{_field_kind(key)}]"
+        return self.text(value, entropy=key.lower() not in EXEMPT_KEYS)
+
+    def value(self, value: Any, key: str | None = None) -> Any:
+        """A JSON-like value with every string masked (dict keys too; a string's own key
+        decides the field rules, see :meth:`field`)."""
+        if isinstance(value, str):
+            return self.text(value) if key is None else self.field(key, value)
+        if isinstance(value, dict):
+            return {self.text(k) if isinstance(k, str) else k: self.value(item, k if isinstance(k, str) else None)
+                    for k, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.value(item, key) for item in value]
+        return value
+
+    def dataclass_fields(self, instance: Any, names: Iterable[str]) -> Any:
+        """A copy of dataclass ``instance`` with the fields ``names`` masked (see :meth:`value`)."""
+        return dataclasses.replace(instance, **{name: self.value(getattr(instance, name)) for name in names})
+
+    def report(self) -> str:
+        """One line for the user: strings masked and matches per kind, never the values."""
+        if not self.kinds:
+            return "redacted: nothing looked like a secret"
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items()))
+        return f"redacted: {self.masked} strings masked ({kinds})"
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a field named ``key`` holds a secret (see :data:`SECRET_KEY`)."""
+    return bool(SECRET_KEY.match(key)) and not NOT_SECRET_KEY.search(key)
+
+
+def _field_kind(key: str) -> str:
+    lowered = key.lower()
+    for word, kind in (("password", "password"), ("passwd", "password"), ("pwd", "password"),
+                       ("secret", "secret"), ("token", "token"), ("credential", "credentials"),
+                       ("key", "key"), ("authorization", "credentials"), ("cookie", "cookie"),
+                       ("dsn", "dsn")):
+        if word in lowered:
+            return f"{kind}-field"
+    return "secret-field"
+
+
+def _is_reference(value: str) -> bool:
+    """A value that points at a secret instead of holding one (a file path)."""
+    return value.startswith(("/", "./", "../", "file:"))
 
 
 def read_patterns(path: Path) -> list[SecretPattern]:
@@ -52,60 +391,39 @@ def read_patterns(path: Path) -> list[SecretPattern]:
     Raises:
         BadInput: the file cannot be read or a line is not a valid regex (names the line).
     """
+    from alertforge.untrusted import read_file
+
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
+        lines = read_file(path, cap=1024 * 1024).decode("utf-8").splitlines()
+    except UnicodeDecodeError as err:
         raise BadInput(path, f"cannot read the redaction patterns: {err}") from None
     patterns = []
     for number, line in enumerate(lines, start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            patterns.append(SecretPattern("custom", re.compile(line), MASK))
+            patterns.append(SecretPattern("custom", re.compile(line)))
         except re.error as err:
             raise BadInput(path, f"line {number} is not a valid regex: {err}") from None
     return patterns
 
 
-@dataclass
-class Redactor:
-    """Masks secrets in strings and nested JSON values, counting the strings it changed.
+def redact_id(redactor: Redactor, value: str) -> str:
+    """``value`` when it holds no secret, else a new id: each masked part becomes
+    ``REDACTED-<kind>`` and the id ends in 8 hex of the old id's sha256, so two ids that
+    differ only in their secrets stay distinct (a valid id, alertforge.ids)."""
+    import hashlib
 
-    ``secrets`` collects every text that was masked (so a search index can drop its tokens).
-    """
-
-    patterns: tuple[SecretPattern, ...] = DEFAULT_PATTERNS
-    masked: int = 0
-    secrets: set[str] = field(default_factory=set)
-
-    @classmethod
-    def with_extra(cls, pattern_file: Path | None) -> Redactor:
-        """The default patterns plus those of ``pattern_file`` (see :func:`read_patterns`)."""
-        extra = read_patterns(pattern_file) if pattern_file is not None else []
-        return cls(patterns=(*DEFAULT_PATTERNS, *extra))
-
-    def text(self, value: str) -> str:
-        """``value`` with every secret masked; counts it once if anything changed."""
-        result = value
-        for pattern in self.patterns:
-            if pattern.regex.search(result):
-                self.secrets.update(match.group(0) for match in pattern.regex.finditer(result))
-                result = pattern.regex.sub(pattern.replacement, result)
-        if result != value:
-            self.masked += 1
-        return result
-
-    def value(self, value: Any) -> Any:
-        """A JSON-like value (dicts, lists, strings, numbers) with every string masked, keys too."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(key) if isinstance(key, str) else key: self.value(item)
-                    for key, item in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self.value(item) for item in value]
+    spans = redactor.find(value, entropy=False)
+    if not spans:
         return value
+    result = value
+    for start, end, kind in reversed(spans):
+        redactor.kinds[kind] += 1
+        redactor.secrets.add(value[start:end])
+        result = result[:start] + f"REDACTED-{kind}" + result[end:]
+    redactor.masked += 1
+    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
+    from alertforge.ids import slug_id
 
-    def dataclass_fields(self, instance: Any, names: Iterable[str]) -> Any:
-        """A copy of dataclass ``instance`` with the fields ``names`` masked (see :meth:`value`)."""
-        return dataclasses.replace(instance, **{name: self.value(getattr(instance, name)) for name in names})
+    return slug_id(f"{result}-{digest}")

@@ -10,7 +10,8 @@ import atif
 from pydantic import ValidationError
 
 from alertforge.errors import BadInput
-from alertforge.files import read_json
+from alertforge.ids import check_id
+from alertforge.untrusted import Tree
 
 RUN_FILES = ("run.json", "trajectory.json")
 RUN_KINDS = ("alerting", "episode")
@@ -29,8 +30,14 @@ class RunFolder:
         return self.run["run_id"]
 
 
+RUN_JSON_CAP = 16 * 1024 * 1024
+TRAJECTORY_CAP = 256 * 1024 * 1024
+"""Largest run.json and trajectory.json read (a 1,000-step run's trajectory is a few MB)."""
+
+
 def _looks_like_run(folder: Path) -> bool:
-    return any((folder / name).exists() for name in (*RUN_FILES, "journal.jsonl"))
+    tree = Tree(folder)
+    return any(tree.kind(name) != "missing" for name in (*RUN_FILES, "journal.jsonl"))
 
 
 def find_run_folders(paths: list[Path]) -> list[Path]:
@@ -52,7 +59,13 @@ def find_run_folders(paths: list[Path]) -> list[Path]:
         if _looks_like_run(path):
             found.append(path)
             continue
-        runs = sorted(p for p in path.iterdir() if p.is_dir() and _looks_like_run(p))
+        runs = []
+        for name, kind in Tree(path).entries():
+            if kind == "symlink" and _looks_like_run(path / name):
+                raise BadInput(path / name, "is a symbolic link to a run folder; runs are read "
+                               "without following links (copy the run folder here instead)")
+            if kind == "dir" and _looks_like_run(path / name):
+                runs.append(path / name)
         if not runs:
             raise BadInput(path, "no run folders here (none holds run.json and trajectory.json)")
         found.extend(runs)
@@ -68,11 +81,7 @@ def _check_run_json(path: Path, run: Any) -> None:
     _require(isinstance(run, dict), path, "expected a JSON object")
     run_id = run.get("run_id")
     _require(isinstance(run_id, str) and run_id != "", path, "run_id missing or not a string")
-    _require(
-        "/" not in run_id and "\\" not in run_id and not run_id.startswith("."),
-        path,
-        f"run_id {run_id!r} cannot be a file name",
-    )
+    check_id(run_id, "run_id", path)
     _require(
         run.get("kind") in RUN_KINDS,
         path,
@@ -82,11 +91,7 @@ def _check_run_json(path: Path, run: Any) -> None:
     _require(isinstance(task, dict), path, "task missing or not an object")
     task_id = task.get("id")
     _require(isinstance(task_id, str) and task_id != "", path, "task.id missing or not a string")
-    _require(
-        "/" not in task_id and "\\" not in task_id and not task_id.startswith("."),
-        path,
-        f"task.id {task_id!r} cannot be a file name",
-    )
+    check_id(task_id, "task.id", path)
     for key in ("requirements", "checks"):
         _require(isinstance(run.get(key, []), list), path, f"{key} must be a list when present")
     final = run.get("final")
@@ -115,11 +120,12 @@ def read_run_folder(folder: Path) -> RunFolder:
         BadInput: naming run.json or trajectory.json when it is missing, not JSON, or malformed.
     """
     folder = Path(folder)
+    tree = Tree(folder)
     run_path = folder / "run.json"
     trajectory_path = folder / "trajectory.json"
-    run = read_json(run_path)
+    run = tree.read_json("run.json", cap=RUN_JSON_CAP)
     _check_run_json(run_path, run)
-    trajectory = read_json(trajectory_path)
+    trajectory = tree.read_json("trajectory.json", cap=TRAJECTORY_CAP)
     _check_trajectory(trajectory_path, trajectory)
     return RunFolder(path=folder, run=run, trajectory=trajectory)
 

@@ -13,6 +13,7 @@ from markupsafe import Markup
 from alertforge.errors import BadInput
 from alertforge.files import write_atomic
 from alertforge.paths import SITE_DIR
+from alertforge.tasks import TaskIndex
 from exporter.export import build_site_files
 from exporter.redact import Redactor
 from exporter.render import PREVIEW_ROWS, template_environment
@@ -83,7 +84,8 @@ def inline_data(files: dict[str, bytes]) -> str:
     """The site's data files as one JSON object ``{path: value}`` with ``<`` written as ``\\u003c``.
 
     The values are the files' own bytes (already compact JSON), so the text is deterministic, and
-    no ``</script>`` or ``<!--`` from a run can end or change the script element holding it.
+    no ``</script>`` or ``<!--`` from a run can end or change the script element holding it;
+    U+2028 and U+2029 are escaped too (the utf8-truncation case), so the JSON parses the same.
     """
     entries = [
         orjson.dumps(path) + b":" + data
@@ -91,7 +93,8 @@ def inline_data(files: dict[str, bytes]) -> str:
         if path.startswith("data/") and path.endswith(".json") and path not in SKIPPED_DATA
         and not path.startswith(SKIPPED_DATA_FOLDERS)
     ]
-    return (b"{" + b",".join(entries) + b"}").replace(b"<", b"\\u003c").decode("utf-8")
+    text = (b"{" + b",".join(entries) + b"}").replace(b"<", b"\\u003c").decode("utf-8")
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _sha256(text: str) -> str:
@@ -105,7 +108,8 @@ def single_file_csp(script: str, css: str) -> str:
 
 
 def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
-                      redactor: Redactor | None = None) -> tuple[bytes, int]:
+                      redactor: Redactor | None = None,
+                      task_index: TaskIndex | None = None) -> tuple[bytes, int]:
     """The single HTML file's bytes for ``run_dirs`` and the number of runs in it.
 
     Home list, run view and compare view are ``<template>``s the inlined boot script picks by
@@ -115,7 +119,8 @@ def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
         BadInput: as :func:`exporter.export.build_site_files`, or a template or module problem.
     """
     site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
-    files, run_count, _ = build_site_files([Path(p) for p in run_dirs], site_dir, redactor)
+    site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index)
+    files, run_count = site.files, site.runs
     index = orjson.loads(files["data/index.json"])
     css = (site_dir / "static" / "app.css").read_text(encoding="utf-8")
     if re.search(r"</style", css, re.IGNORECASE):
@@ -135,7 +140,8 @@ def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
 
 
 def export_single_file(run_dirs: list[Path], out_file: Path, site_dir: Path | None = None,
-                       redactor: Redactor | None = None) -> dict:
+                       redactor: Redactor | None = None,
+                       task_index: TaskIndex | None = None) -> dict:
     """Write the single self-contained HTML file (see :func:`build_single_file`) atomically.
 
     Returns:
@@ -147,7 +153,7 @@ def export_single_file(run_dirs: list[Path], out_file: Path, site_dir: Path | No
     out_file = Path(out_file)
     if out_file.is_dir():
         raise BadInput(out_file, "--single-file wants a file path, this is a folder")
-    data, run_count = build_single_file(run_dirs, site_dir, redactor)
+    data, run_count = build_single_file(run_dirs, site_dir, redactor, task_index)
     write_atomic(out_file, data)
     return {"runs": run_count, "bytes": len(data), "out_file": str(out_file),
             "masked": redactor.masked if redactor is not None else 0}

@@ -1,7 +1,9 @@
 """Read the task a run names: instruction, check catalog and pristine monitoring repo.
 
-When the task folder named in run.json ``task.dir`` is gone, everything falls back to what
-the run carries (run.json ``requirements``/``checks``, the trajectory's first message).
+The folder is looked up by the run's task id and fingerprint in the task roots the user
+named and the bundled ``tasks/`` (run.json ``task.dir`` is never opened), and read as an
+untrusted tree. Without a matching folder everything falls back to what the run carries
+(run.json ``requirements``/``checks``, the trajectory's first message).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from alertforge.errors import BadInput
-from alertforge.files import read_json
+from alertforge.tasks import TaskIndex
+from alertforge.untrusted import Tree
 from exporter.run_folders import RunFolder
 from exporter.scenarios import scenario_plots
 
@@ -42,21 +45,18 @@ class TaskInfo:
     """From tests/checks.json when present (see :func:`reproduction_data`), else empty."""
 
 
-def locate_task_folder(run: RunFolder) -> Path | None:
-    """The task folder named by run.json ``task.dir``, or None when it is not there.
+def locate_task_folder(run: RunFolder, index: TaskIndex) -> Path | None:
+    """The task folder of ``run`` among the task roots of ``index``, or None.
 
-    A relative ``task.dir`` is tried against the current directory, then against the run
-    folder. A folder counts when it exists (task.toml is not required).
+    run.json ``task.dir`` is never opened: the folder is the one of the run's ``task.id``
+    whose fingerprint equals ``task.fingerprint`` (runs from before fingerprints: whose check
+    catalog lists the run's check ids), see :class:`alertforge.tasks.TaskIndex`.
     """
-    named = run.run["task"].get("dir")
-    if not isinstance(named, str) or not named:
-        return None
-    path = Path(named)
-    candidates = [path] if path.is_absolute() else [path, run.path / path]
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    return None
+    task = run.run["task"]
+    fingerprint = task.get("fingerprint") if isinstance(task.get("fingerprint"), str) else None
+    checks = run.run.get("checks") or []
+    check_ids = [c.get("id") for c in checks if isinstance(c, dict)]
+    return index.find(task["id"], fingerprint, check_ids)
 
 
 def _pick(items: list[Any], fields: tuple[str, ...], path: Path, what: str) -> list[dict]:
@@ -68,31 +68,48 @@ def _pick(items: list[Any], fields: tuple[str, ...], path: Path, what: str) -> l
     return picked
 
 
-def read_pristine_files(monitoring: Path) -> dict[str, str]:
-    """Every file under ``monitoring`` as ``{relative posix path: text}`` (UTF-8, bad bytes replaced).
+MONITORING = "environment/monitoring"
+TEXT_CAP = 4 * 1024 * 1024
+"""A task text (instruction, pristine file, task.toml) larger than this is refused."""
+CATALOG_CAP = 64 * 1024 * 1024
+
+
+def read_pristine_files(tree: Tree) -> dict[str, str]:
+    """Every regular file under the task's ``environment/monitoring`` as ``{relative posix
+    path: text}`` (UTF-8, bad bytes replaced); links, FIFOs and devices are left out.
 
     Returns an empty dict when the folder does not exist.
     """
-    if not monitoring.is_dir():
+    if not tree.is_dir(MONITORING):
         return {}
-    files = {}
-    for path in sorted(monitoring.rglob("*")):
-        if path.is_file():
-            relative = path.relative_to(monitoring).as_posix()
-            files[relative] = path.read_bytes().decode("utf-8", errors="replace")
-    return files
+    return {rel[len(MONITORING) + 1:]: tree.read_text(rel, cap=TEXT_CAP, errors="replace")
+            for rel in tree.files(MONITORING)}
 
 
-def _read_task_toml(folder: Path) -> dict[str, Any]:
-    path = folder / "task.toml"
-    if not path.is_file():
+METADATA_TYPES = {"workflow": (str,), "tier": (str, int), "title": (str,)}
+"""task.toml ``[metadata]`` fields the site shows, and the types each may have."""
+
+
+def _check_metadata(metadata: dict[str, Any], path: Path | str, where: str) -> dict[str, Any]:
+    for key, types in METADATA_TYPES.items():
+        value = metadata.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            raise BadInput(path, f"{where}{key} must be {' or '.join(t.__name__ for t in types)}, "
+                           f"got {type(value).__name__}")
+    return metadata
+
+
+def _read_task_toml(tree: Tree) -> dict[str, Any]:
+    if not tree.is_file("task.toml"):
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise BadInput(path, f"not valid TOML: {err}") from None
+        data = tomllib.loads(tree.read_text("task.toml", cap=TEXT_CAP))
+    except tomllib.TOMLDecodeError as err:
+        raise BadInput(tree.shown("task.toml"), f"not valid TOML: {err}") from None
     metadata = data.get("metadata", {})
-    return metadata if isinstance(metadata, dict) else {}
+    if not isinstance(metadata, dict):
+        return {}
+    return _check_metadata(metadata, tree.shown("task.toml"), "[metadata] ")
 
 
 TITLE_CHARS = 100
@@ -151,7 +168,7 @@ def reproduction_data(catalog: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_task(run: RunFolder) -> TaskInfo:
+def read_task(run: RunFolder, index: TaskIndex, cache: dict[Path, TaskInfo] | None = None) -> TaskInfo:
     """The task of ``run``: from its task folder when present, else from run.json.
 
     From the folder: instruction.md, tests/checks.json (requirements and checks, trimmed to the
@@ -160,31 +177,42 @@ def read_task(run: RunFolder) -> TaskInfo:
     ``requirements``, ``checks``) or the trajectory's first step message (instruction).
     The title is task.toml ``metadata.title``, else the instruction's first heading, else the id.
 
+    ``cache`` (``{folder: TaskInfo}``) reuses what an earlier run of the same folder read.
+
     Raises:
         BadInput: task.toml or tests/checks.json exists but is malformed (names the file);
             run.json requirements/checks entries are not objects with ids.
     """
+    folder = locate_task_folder(run, index)
+    if cache is not None and folder is not None and folder in cache:
+        return cache[folder]
+    info = _read_task(run, folder)
+    if cache is not None and folder is not None:
+        cache[folder] = info
+    return info
+
+
+def _read_task(run: RunFolder, folder: Path | None) -> TaskInfo:
     run_task = run.run["task"]
     task_id = run_task["id"]
-    folder = locate_task_folder(run)
     metadata: dict[str, Any] = {}
     instruction: str | None = None
     catalog: dict[str, Any] | None = None
     pristine: dict[str, str] = {}
     if folder is not None:
-        metadata = _read_task_toml(folder)
-        instruction_path = folder / "instruction.md"
-        if instruction_path.is_file():
-            instruction = instruction_path.read_bytes().decode("utf-8", errors="replace")
-        checks_path = folder / "tests" / "checks.json"
-        if checks_path.is_file():
-            catalog = read_json(checks_path)
+        tree = Tree(folder)
+        metadata = _read_task_toml(tree)
+        if tree.is_file("instruction.md"):
+            instruction = tree.read_text("instruction.md", cap=TEXT_CAP, errors="replace")
+        checks_path = tree.shown("tests/checks.json")
+        if tree.is_file("tests/checks.json"):
+            catalog = tree.read_json("tests/checks.json", cap=CATALOG_CAP)
             if not isinstance(catalog, dict):
                 raise BadInput(checks_path, "expected a JSON object")
             for key in ("requirements", "checks"):
                 if not isinstance(catalog.get(key), list):
                     raise BadInput(checks_path, f"{key} missing or not a list")
-        pristine = read_pristine_files(folder / "environment" / "monitoring")
+        pristine = read_pristine_files(tree)
     if catalog is not None:
         source, requirements, checks = checks_path, catalog["requirements"], catalog["checks"]
     else:
@@ -192,6 +220,7 @@ def read_task(run: RunFolder) -> TaskInfo:
         requirements, checks = run.run.get("requirements", []), run.run.get("checks", [])
     if instruction is None:
         instruction = _message_text(run.trajectory["steps"][0].get("message"))
+    _check_metadata(run_task, run.path / "run.json", "task.")
     workflow = metadata.get("workflow", run_task.get("workflow"))
     tier = metadata.get("tier", run_task.get("tier"))
     title = metadata.get("title")

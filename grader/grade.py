@@ -23,7 +23,8 @@ import yaml
 
 from alertforge.errors import BadInput
 from alertforge.files import read_json
-from alertforge.untrusted import REFUSED, Tree, UnsafeInput
+from alertforge.tasks import task_fingerprint
+from alertforge.untrusted import Tree
 from grader import inhibition, promtool, reward, routing
 from grader.preservation import normalize_rule, preserved, tamper_findings
 from grader.workspace import (
@@ -45,6 +46,33 @@ def load_catalog(task_dir: Path) -> dict:
     catalog = read_json(path)
     if not isinstance(catalog, dict) or not isinstance(catalog.get("checks"), list):
         raise BadInput(path, "not a check catalog (expected an object with a checks list)")
+    requirements = catalog.get("requirements", [])
+    if not isinstance(requirements, list):
+        raise BadInput(path, "requirements must be a list")
+    for index, req in enumerate(requirements):
+        if not (isinstance(req, dict) and isinstance(req.get("id"), str)
+                and isinstance(req.get("kind"), str) and isinstance(req.get("targets", {}), dict)
+                and isinstance(req.get("weight"), (int, float)) and not isinstance(req.get("weight"), bool)):
+            raise BadInput(path, f"requirements[{index}] is not an object with a string id and "
+                           "kind, a numeric weight and a targets object")
+    for index, check in enumerate(catalog["checks"]):
+        where = f"checks[{index}]"
+        if not isinstance(check, dict) or not isinstance(check.get("id"), str):
+            raise BadInput(path, f"{where} is not an object with a string id")
+        missing = [key for key in ("req", "family", "label", "note", "probe") if key not in check]
+        if missing:
+            raise BadInput(path, f"{where} ({check['id']}) has no {', '.join(missing)}")
+        probe = check["probe"]
+        if not isinstance(probe, dict) or not isinstance(probe.get("type"), str):
+            raise BadInput(path, f"{where} ({check['id']}): probe must be an object with a type")
+        if probe["type"] == "promql" and not all(isinstance(probe.get(k), str)
+                                                 for k in ("scenario", "expr", "eval_time")):
+            raise BadInput(path, f"{where} ({check['id']}): a promql probe needs string scenario, "
+                           "expr and eval_time")
+        if probe["type"] == "promql" and not isinstance(probe.get("exp_samples"), list):
+            raise BadInput(path, f"{where} ({check['id']}): a promql probe needs an exp_samples list")
+    if not isinstance(catalog.get("input_series", {}), dict):
+        raise BadInput(path, "input_series must be an object")
     return catalog
 
 
@@ -513,32 +541,6 @@ def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
 
 
 _PRISTINE_CACHE: dict[str, dict[str, float]] = {}
-
-
-def task_fingerprint(task_dir: Path) -> str:
-    """sha256 over the task's spec, catalog, reference records, pristine repo and solution
-    files (what grading and the scripted policies read), each as its path and bytes.
-
-    Raises:
-        UnsafeInput: a link, FIFO or device among those files (a task folder is read as an
-            untrusted tree, alertforge.untrusted).
-    """
-    tree = Tree(task_dir)
-    digest = hashlib.sha256()
-    paths = []
-    for folder in ("environment/monitoring", "solution"):
-        if tree.is_dir(folder):
-            for rel, kind in tree.walk(folder):
-                if kind not in ("file", "dir"):
-                    raise UnsafeInput(tree.shown(rel), REFUSED.get(kind, "is not a regular file"))
-                if kind == "file":
-                    paths.append(rel)
-    paths += [rel for rel in ("tests/spec.json", "tests/checks.json", "tests/reference_records.yml")
-              if tree.is_file(rel)]
-    for rel in paths:
-        digest.update(rel.encode())
-        digest.update(tree.read_bytes(rel))
-    return digest.hexdigest()
 
 
 def pristine_scores(task_dir: Path, key: str | None = None) -> dict[str, float]:

@@ -20,7 +20,6 @@ import fnmatch
 import random
 import shutil
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from tqdm import tqdm
 
 from alertforge.errors import BadInput
 from alertforge.files import dump_json, read_json
+from alertforge.processes import worker_pool
 from grader import grade as grade_module
 from grader.grade import grade
 from recorder.context import Context, NotApplicable, context_for_task
@@ -233,7 +233,7 @@ def run_gate(task_dirs: list[Path], jobs: int = 2, progress: bool = True,
                 done[job] = _case(job)
                 bar.update()
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with worker_pool(jobs) as pool:
                 for job, rows in zip(work, pool.map(_case, work), strict=True):
                     done[job] = rows
                     bar.update()

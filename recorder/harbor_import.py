@@ -19,7 +19,6 @@ silently. Both rewards are kept: ``harbor.reward`` (the verifier's) and ``regrad
 from __future__ import annotations
 
 import hashlib
-import re
 import shutil
 import tempfile
 import time
@@ -33,7 +32,10 @@ import pydantic
 
 from alertforge.errors import BadInput
 from alertforge.files import read_json, write_json
+from alertforge.ids import slug_id
 from alertforge.paths import TASKS_DIR, task_dirs
+from alertforge.tasks import task_fingerprint, task_id_of
+from alertforge.untrusted import REFUSED, Tree, UnsafeInput
 from recorder import run_format
 from recorder.edits import FileTracker, prompt_cwd
 
@@ -70,26 +72,71 @@ class Trial:
 
 
 def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "unnamed"
+    return slug_id(text)
 
 
-def _load_json(path: Path) -> tuple[Any, str | None]:
-    try:
-        return orjson.loads(path.read_bytes()), None
-    except FileNotFoundError:
-        return None, f"{path.name} not found"
-    except OSError as err:
-        return None, f"{path.name}: cannot read: {err.strerror}"
-    except orjson.JSONDecodeError as err:
-        return None, f"{path.name} is not valid JSON: {err}"
+JSON_CAP = 256 * 1024 * 1024
+"""Largest result.json, reward or trajectory file read from a job (a long trajectory is MBs)."""
+
+
+class JobFiles:
+    """The files of one trial, read inside the folder the user named (an untrusted tree):
+    no link is followed, nothing outside ``root`` is read, every read is capped."""
+
+    def __init__(self, root: Path, folder: Path):
+        self.root, self.folder = Path(root), Path(folder)
+        self.tree = Tree(self.root)
+        self.prefix = self.folder.relative_to(self.root).as_posix() if self.folder != self.root else ""
+
+    def rel(self, name: str) -> str:
+        return f"{self.prefix}/{name}" if self.prefix else name
+
+    def kind(self, name: str) -> str:
+        return self.tree.kind(self.rel(name))
+
+    def load_json(self, name: str) -> tuple[Any, str | None]:
+        """``(value, None)`` or ``(None, problem)`` for the JSON file ``name``."""
+        try:
+            return self.tree.read_json(self.rel(name), cap=JSON_CAP), None
+        except UnsafeInput as err:
+            if err.problem == REFUSED["missing"]:
+                return None, f"{name} not found"
+            joiner = " is " if err.problem.startswith("not ") else ": "
+            return None, f"{name}{joiner}{err.problem}"
+
+    def read_text(self, name: str) -> str:
+        return self.tree.read_text(self.rel(name), cap=JSON_CAP, errors="replace")
+
+    def read_bytes(self, name: str) -> bytes:
+        return self.tree.read_bytes(self.rel(name), cap=JSON_CAP)
+
+    def names(self, sub: str) -> list[tuple[str, str]]:
+        try:
+            return self.tree.entries(self.rel(sub))
+        except UnsafeInput:
+            return []
 
 
 def _is_trial_folder(path: Path) -> bool:
-    return any((path / name).exists() for name in ("result.json", "agent", "verifier"))
+    tree = Tree(path)
+    return any(tree.kind(name) not in ("missing", "symlink") for name in ("result.json", "agent", "verifier"))
 
 
-def find_trials(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[dict]]:
-    """``([(trial folder or trajectory file, job name)], [skipped {path, reason}])``.
+def _subfolders(path: Path) -> tuple[list[Path], list[dict]]:
+    """Sub-folders of ``path`` (no links) and the links there, listed as skipped."""
+    folders, skipped = [], []
+    for name, kind in Tree(path).entries():
+        if kind == "dir":
+            folders.append(path / name)
+        elif kind == "symlink":
+            skipped.append({"path": str(path / name), "reason": "is a symbolic link; a job is read "
+                            "without following links"})
+    return folders, skipped
+
+
+def find_trials(paths: list[Path]) -> tuple[list[tuple[Path, str, Path]], list[dict]]:
+    """``([(trial folder or trajectory file, job name, root)], [skipped {path, reason}])``;
+    ``root`` is the folder the user named, which every read of that trial stays inside.
 
     A path is a job folder (its sub-folders are trials), a trial folder (it holds
     result.json, agent/ or verifier/) or an ATIF trajectory file.
@@ -104,48 +151,49 @@ def find_trials(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[dict]]:
             raise BadInput(path, "not found (expected a Harbor job folder, trial folder or "
                            "trajectory file)")
         if path.is_file():
-            found.append((path, "atif"))
+            found.append((path, "atif", path.parent))
             continue
-        if _is_trial_folder(path) and not any(
-                _is_trial_folder(p) for p in path.iterdir() if p.is_dir()):
-            found.append((path, path.parent.name))
+        subfolders, links = _subfolders(path)
+        if _is_trial_folder(path) and not any(_is_trial_folder(p) for p in subfolders):
+            found.append((path, path.parent.name, path))
             continue
-        subfolders = sorted(p for p in path.iterdir() if p.is_dir())
+        skipped += links
         trials = [p for p in subfolders if _is_trial_folder(p)
-                  and not any(_is_trial_folder(q) for q in p.iterdir() if q.is_dir())]
+                  and not any(_is_trial_folder(q) for q in _subfolders(p)[0])]
         jobs = [p for p in subfolders if p not in trials
-                and any(_is_trial_folder(q) for q in p.iterdir() if q.is_dir())]
+                and any(_is_trial_folder(q) for q in _subfolders(p)[0])]
         if jobs and not trials:  # a folder of job folders: import every job in it
             more, more_skipped = find_trials(jobs)
-            found += more
+            found += [(trial, job, path) for trial, job, _ in more]
             skipped += more_skipped
             continue
         if not trials:
             raise BadInput(path, "no trial folders here (none holds result.json, agent/ or "
                            "verifier/)")
-        found += [(p, path.name) for p in trials]
+        found += [(p, path.name, path) for p in trials]
         skipped += [{"path": str(p), "reason": "not a trial folder (no result.json, agent/ or "
                      "verifier/)"} for p in subfolders if p not in trials]
     return found, skipped
 
 
-def _read_rewards(folder: Path, result: dict | None) -> tuple[dict | None, str | None, str | None]:
+def _read_rewards(files: JobFiles, result: dict | None) -> tuple[dict | None, str | None, str | None]:
     """(rewards, where they came from, problem) from result.json or verifier/reward.*."""
     verifier = (result or {}).get("verifier_result") if isinstance(result, dict) else None
     if isinstance(verifier, dict) and isinstance(verifier.get("rewards"), dict):
         return dict(verifier["rewards"]), "result.json verifier_result.rewards", None
     problem = None
-    reward_json = folder / "verifier" / "reward.json"
-    if reward_json.is_file():
-        value, problem = _load_json(reward_json)
+    if files.kind("verifier/reward.json") != "missing":
+        value, problem = files.load_json("verifier/reward.json")
         if isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
             return value, "verifier/reward.json", None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return {"reward": value}, "verifier/reward.json", None
         problem = problem or "verifier/reward.json is not an object of numbers"
-    reward_txt = folder / "verifier" / "reward.txt"
-    if reward_txt.is_file():
-        text = reward_txt.read_text(encoding="utf-8", errors="replace").strip()
+    if files.kind("verifier/reward.txt") != "missing":
+        try:
+            text = files.read_text("verifier/reward.txt").strip()
+        except UnsafeInput as err:
+            return None, None, f"verifier/reward.txt: {err.problem}"
         try:
             return {"reward": float(text)}, "verifier/reward.txt", None
         except ValueError:
@@ -153,59 +201,108 @@ def _read_rewards(folder: Path, result: dict | None) -> tuple[dict | None, str |
     return None, None, problem
 
 
-def _read_trajectory(path: Path) -> tuple[dict | None, str | None]:
-    """An ATIF document, with continuation files (``continued_trajectory_ref``) appended."""
-    doc, problem = _load_json(path)
+def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | None]:
+    """An ATIF document, with continuation files (``continued_trajectory_ref``) appended.
+
+    A reference is joined to the referring file's folder and read only when it stays inside
+    the folder the user named (no ``..`` out of it, no absolute path, no link); one that does
+    not is noted in the document's ``extra.import_notes`` and not followed.
+    """
+    doc, problem = files.load_json(name)
     if problem:
         return None, problem
     if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
-        return None, f"{path.name} is not an ATIF trajectory (no steps list)"
-    seen = {path.resolve()}
-    current = doc
+        return None, f"{name} is not an ATIF trajectory (no steps list)"
+    seen = {files.rel(name)}
+    current, current_name, notes = doc, name, []
     while isinstance(current.get("continued_trajectory_ref"), str):
-        nxt = (path.parent / current["continued_trajectory_ref"]).resolve()
-        if nxt in seen or not nxt.is_file():
+        ref = current["continued_trajectory_ref"]
+        joined = _join_inside(files.rel(current_name), ref)
+        if joined is None:
+            notes.append(f"continued_trajectory_ref {ref!r} leaves the job folder: not followed")
             break
-        seen.add(nxt)
-        current, problem = _load_json(nxt)
-        if problem or not isinstance(current, dict) or not isinstance(current.get("steps"), list):
+        if joined in seen or files.tree.kind(joined) != "file":
+            if joined not in seen:
+                notes.append(f"continued_trajectory_ref {ref!r}: {files.tree.kind(joined)}, not followed")
             break
+        seen.add(joined)
+        try:
+            current = files.tree.read_json(joined, cap=JSON_CAP)
+        except UnsafeInput as err:
+            notes.append(f"continued_trajectory_ref {ref!r}: {err.problem}")
+            break
+        if not isinstance(current, dict) or not isinstance(current.get("steps"), list):
+            break
+        current_name = joined[len(files.prefix) + 1:] if files.prefix else joined
         doc = dict(doc, steps=doc["steps"] + current["steps"])
+    if notes:
+        doc = dict(doc, _import_notes=notes)
     return doc, None
 
 
-def read_trial(path: Path, job: str) -> Trial:
-    """Everything readable about one trial (a folder, or a bare ATIF file)."""
+def _join_inside(referrer: str, ref: str) -> str | None:
+    """``ref`` joined to the folder of ``referrer`` (both relative to the root), or None when
+    the result would leave the root or ``ref`` is absolute."""
+    if ref.startswith("/") or "\0" in ref:
+        return None
+    parts = referrer.split("/")[:-1]
+    for part in ref.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts) or None
+
+
+def read_trial(path: Path, job: str, root: Path | None = None) -> Trial:
+    """Everything readable about one trial (a folder, or a bare ATIF file), read inside
+    ``root`` (the folder the user named; default the trial folder itself)."""
     if path.is_file():
         trial = Trial(path=path, job=job,
                       name=path.name.removesuffix(".json").removesuffix(".trajectory"))
-        trial.trajectory, trial.trajectory_problem = _read_trajectory(path)
+        files = JobFiles(path.parent, path.parent)
+        trial.trajectory, trial.trajectory_problem = _read_trajectory(files, path.name)
         trial.trajectory_path = path
-        trial.fingerprint = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            trial.fingerprint = hashlib.sha256(files.read_bytes(path.name)).hexdigest()
+        except UnsafeInput:
+            trial.fingerprint = ""
         return trial
+    files = JobFiles(root or path, path)
     trial = Trial(path=path, job=job, name=path.name)
-    result, trial.result_problem = _load_json(path / "result.json")
+    result, trial.result_problem = files.load_json("result.json")
     if result is not None and not isinstance(result, dict):
         result, trial.result_problem = None, "result.json is not an object"
     trial.result = result
     if isinstance(result, dict) and isinstance(result.get("trial_name"), str):
         trial.name = result["trial_name"]
-    candidates = [path / "agent" / "trajectory.json"] + sorted((path / "agent").glob("*.json")) \
-        if (path / "agent").is_dir() else []
-    candidates = [c for c in candidates if c.is_file() and "trajectory" in c.name]
+    agent_files = [name for name, kind in files.names("agent") if kind == "file"]
+    candidates = (["trajectory.json"] if "trajectory.json" in agent_files else []) + sorted(
+        n for n in agent_files if n.endswith(".json") and "trajectory" in n and n != "trajectory.json")
     if candidates:
-        trial.trajectory_path = candidates[0]
-        trial.trajectory, trial.trajectory_problem = _read_trajectory(candidates[0])
+        trial.trajectory_path = path / "agent" / candidates[0]
+        trial.trajectory, trial.trajectory_problem = _read_trajectory(files, f"agent/{candidates[0]}")
+        if isinstance(trial.trajectory, dict) and trial.trajectory.get("_import_notes"):
+            trial.notes += trial.trajectory.pop("_import_notes")
     else:
         trial.trajectory_problem = "agent/trajectory.json not found"
-    trial.rewards, trial.reward_source, reward_problem = _read_rewards(path, result)
+        if files.kind("agent/trajectory.json") not in ("missing", "file"):
+            trial.trajectory_problem = (f"agent/trajectory.json {REFUSED.get(files.kind('agent/trajectory.json'), 'cannot be read')}")
+    trial.rewards, trial.reward_source, reward_problem = _read_rewards(files, result)
     if reward_problem:
         trial.notes.append(reward_problem)
     digest = hashlib.sha256()
-    for part in (path / "result.json", trial.trajectory_path, path / "verifier" / "reward.json",
-                 path / "verifier" / "reward.txt"):
-        if part is not None and part.is_file():
-            digest.update(part.name.encode() + b"\0" + part.read_bytes())
+    for name in ("result.json", f"agent/{candidates[0]}" if candidates else None,
+                 "verifier/reward.json", "verifier/reward.txt"):
+        if name is not None and files.kind(name) == "file":
+            try:
+                digest.update(name.rsplit("/", 1)[-1].encode() + b"\0" + files.read_bytes(name))
+            except UnsafeInput:
+                continue
     trial.fingerprint = digest.hexdigest()
     return trial
 
@@ -374,11 +471,7 @@ def _task_index(tasks_dir: Path | None) -> dict[str, Path]:
     index = {}
     for folder in task_dirs(tasks_dir or TASKS_DIR):
         index[folder.name] = folder
-        spec = folder / "tests" / "spec.json"
-        if spec.is_file():
-            task_id = read_json(spec).get("task_id")
-            if isinstance(task_id, str):
-                index[task_id] = folder
+        index[task_id_of(folder)] = folder
     return index
 
 
@@ -398,9 +491,8 @@ def _task_names(trial: Trial) -> list[str]:
 
 
 def _pristine(task_dir: Path) -> dict[str, str]:
-    root = task_dir / "environment" / "monitoring"
-    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="replace")
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    tree, base = Tree(task_dir), "environment/monitoring"
+    return {rel[len(base) + 1:]: tree.read_text(rel, errors="replace") for rel in tree.files(base)}
 
 
 def _apply_to_workspace(workspace: Path, path: str, content: str | None) -> str | None:
@@ -454,14 +546,15 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
     if task_dir:
         spec = read_json(task_dir / "tests" / "spec.json")
         meta.update(id=spec.get("task_id", task_dir.name), dir=str(task_dir), known=True,
-                    workflow=spec.get("workflow"), tier=spec.get("tier"), seed=spec.get("seed"))
+                    workflow=spec.get("workflow"), tier=spec.get("tier"), seed=spec.get("seed"),
+                    fingerprint=task_fingerprint(task_dir))
     meta["id"] = _safe_name(meta["id"]) if meta["id"] else "unknown"
     if not task_dir and trial.path.is_file():
         meta["id"], meta["name"] = "unknown", None
 
     errors = validation_errors(trial.trajectory) if trial.trajectory is not None else []
     steps = normalize_steps(trial.trajectory) if trial.trajectory is not None else []
-    instruction = (task_dir / "instruction.md").read_text(encoding="utf-8") if task_dir else None
+    instruction = Tree(task_dir).read_text("instruction.md", errors="replace") if task_dir else None
     replay = "terminal-only" if not steps else "exact"
     notes = list(trial.notes)
     if not task_dir:
@@ -667,8 +760,8 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
     tasks = _task_index(tasks_dir)
     found, skipped = find_trials([Path(p) for p in paths])
     imported = []
-    for path, job in found:
-        trial = read_trial(path, job)
+    for path, job, root in found:
+        trial = read_trial(path, job, root)
         if not trial.readable:
             reasons = [r for r in (trial.result_problem, trial.trajectory_problem) if r]
             skipped.append({"path": str(path), "reason": "; ".join(reasons) or "nothing readable"})

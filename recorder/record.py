@@ -8,18 +8,18 @@ same command again and it resumes from the journal.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-import orjson
-
 from alertforge.errors import BadInput
 from alertforge.files import read_json, write_json
-from grader.grade import grade, task_fingerprint
+from alertforge.ids import check_id
+from alertforge.tasks import task_fingerprint
+from grader.grade import grade
 from recorder import run_format
+from recorder.journal import append_step, read_journal, rewrite_journal
 from recorder.policies import make_agent
 from recorder.tools import FILE_CHANGING_TOOLS, run_tool
 
@@ -30,8 +30,12 @@ def run_id_for(task_id: str, policy: str, seed: int) -> str:
 
 
 def _task_meta(task_dir: Path) -> dict:
-    spec = read_json(task_dir / "tests" / "spec.json")
-    return {"id": spec.get("task_id", task_dir.name), "dir": str(task_dir),
+    spec_path = task_dir / "tests" / "spec.json"
+    spec = read_json(spec_path)
+    if not isinstance(spec, dict):
+        raise BadInput(spec_path, "expected a JSON object (the task's world spec)")
+    task_id = check_id(spec.get("task_id", task_dir.name), "task_id", spec_path)
+    return {"id": task_id, "dir": str(task_dir),
             "workflow": spec.get("workflow"), "tier": spec.get("tier"), "seed": spec.get("seed"),
             "fingerprint": task_fingerprint(task_dir)}
 
@@ -47,26 +51,6 @@ def _stale(old: dict, meta: dict, catalog: dict) -> bool:
     if recorded:
         return recorded != meta["fingerprint"]
     return [c.get("id") for c in old.get("checks") or []] != [c["id"] for c in catalog.get("checks", [])]
-
-
-def _read_journal(path: Path) -> list[dict]:
-    """Finished steps from the journal; a torn last line (crash mid-write) is dropped."""
-    if not path.is_file():
-        return []
-    steps = []
-    for line in path.read_bytes().splitlines():
-        try:
-            steps.append(orjson.loads(line))
-        except orjson.JSONDecodeError:
-            break
-    return steps
-
-
-def _append_journal(path: Path, step: dict) -> None:
-    with open(path, "ab") as handle:
-        handle.write(orjson.dumps(step, option=orjson.OPT_SORT_KEYS) + b"\n")
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("runs"),
@@ -87,7 +71,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     task_dir = Path(task_dir).resolve()
     agent = make_agent(policy, task_dir, seed, options)
     meta = _task_meta(task_dir)
-    run_id = run_id_for(meta["id"], policy, seed)
+    run_id = check_id(run_id_for(meta["id"], policy, seed), "run id", f"--policy {policy}")
     if Path(out).exists() and not Path(out).is_dir():
         raise BadInput(out, "output path exists and is not a folder")
     run_dir = Path(out) / run_id
@@ -96,6 +80,9 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         existing = run_dir / "run.json"
         if resume and existing.is_file():
             old = read_json(existing)
+            if not isinstance(old, dict):
+                raise BadInput(existing, "not a run summary (expected a JSON object); move this "
+                               "run folder away or record with --fresh")
             if _stale(old, meta, read_json(task_dir / "tests" / "checks.json")):
                 if not policy.startswith(SCRIPTED):
                     raise BadInput(existing, f"recorded on another version of task {meta['id']} "
@@ -107,9 +94,9 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         if not resume and run_dir.exists():
             shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    done = _read_journal(journal) if resume else []
+    done = read_journal(journal) if resume else []
     if done:  # rewrite without a torn tail
-        journal.write_bytes(b"".join(orjson.dumps(s, option=orjson.OPT_SORT_KEYS) + b"\n" for s in done))
+        rewrite_journal(journal, done)
 
     started = time.perf_counter()
     catalog = read_json(task_dir / "tests" / "checks.json")
@@ -147,7 +134,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
             initial = run_format.grade_summary(result, None)
             last_reward = initial["reward"]
             steps.append(run_format.user_step(instruction, initial))
-            _append_journal(journal, steps[-1])
+            append_step(journal, steps[-1])
         else:
             agent.resume(steps[1:])
         last_output = None
@@ -182,7 +169,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
                 step_id, decision.name, decision.arguments, outcome.output, decision.message, extra,
                 llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
                 model=decision.model))
-            _append_journal(journal, steps[-1])
+            append_step(journal, steps[-1])
             _write_state(run_dir, run_id, steps, summary, started, grade_s, grades, final=False)
             last_output = outcome.output
             finished = outcome.done

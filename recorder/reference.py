@@ -7,12 +7,13 @@ is already complete is skipped and an interrupted one resumes (see :mod:`recorde
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 from tqdm import tqdm
 
 from alertforge.errors import BadInput
+from alertforge.processes import worker_pool
 from recorder.context import context_for_task
 from recorder.mutations import applicable
 from recorder.record import record_run
@@ -72,7 +73,7 @@ def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
                 done.append(Path(_one(job)))
                 bar.update()
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with worker_pool(jobs) as pool:
                 futures = [pool.submit(_one, job) for job in work]
                 for future in as_completed(futures):
                     done.append(Path(future.result()))

@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from alertforge.text import utf8_prefix
+
 MAX_WRITE_BYTES = 256 * 1024
 MAX_READ_BYTES = 512 * 1024
 TOOL_NAMES = ("list_files", "read_file", "write_file", "replace_in_file", "run_checks",
@@ -249,8 +251,9 @@ def run_tool(root: Path, name: str, arguments: dict) -> ToolResult:
     if name == "read_file":
         if not target.is_file():
             return ToolResult(f"error: no such file: {rel}", error=True)
-        data = target.read_bytes()[:MAX_READ_BYTES]
-        return ToolResult(data.decode("utf-8", errors="replace"))
+        with open(target, "rb") as handle:
+            data = handle.read(MAX_READ_BYTES + 4)
+        return ToolResult(utf8_prefix(data, MAX_READ_BYTES))
     if name == "replace_in_file":
         return _replace(root, target, arguments)
     content = arguments.get("content")

@@ -10,6 +10,15 @@ import pytest
 
 FIXTURE_SITE = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_RUNS = FIXTURE_SITE / "runs"
+FIXTURE_TASK_ROOT = FIXTURE_SITE / "tasks"
+
+
+def fixture_tasks():
+    """The task index an export of the fixture runs uses: the fixture task folder, then the
+    bundled tasks (runs find their task by id and fingerprint, never by ``task.dir``)."""
+    from alertforge.tasks import TaskIndex
+
+    return TaskIndex([FIXTURE_TASK_ROOT])
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -35,7 +44,7 @@ def served_site(tmp_path_factory: pytest.TempPathFactory) -> ServedSite:
     from exporter.serve import serve_in_background
 
     out_dir = tmp_path_factory.mktemp("served-site")
-    export_site([FIXTURE_RUNS], out_dir)
+    export_site([FIXTURE_RUNS], out_dir, task_index=fixture_tasks())
     server, url = serve_in_background(out_dir, port=0, host="127.0.0.1")
     yield ServedSite(out_dir=out_dir, url=url)
     server.shutdown()

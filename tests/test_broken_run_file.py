@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import fixture_tasks
 
 from exporter.export import export_site
 from exporter.serve import serve_in_background
@@ -19,7 +20,7 @@ FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
 @pytest.fixture(scope="module")
 def broken_site(tmp_path_factory):
     site = tmp_path_factory.mktemp("broken") / "site"
-    export_site([FIXTURE_RUNS], site)
+    export_site([FIXTURE_RUNS], site, task_index=fixture_tasks())
     runs = site / "data" / "runs"
     truncated = runs / "fixture-partial-s1.json"
     data = truncated.read_bytes()

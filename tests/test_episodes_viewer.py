@@ -7,6 +7,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from conftest import fixture_tasks
 
 from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
 
@@ -56,7 +57,7 @@ def episode_site(tmp_path_factory):
     ]
     import_episodes(sources, runs)
     out = tmp_path_factory.mktemp("episode-site")
-    export_site([runs, FIXTURE_EPISODE], out)
+    export_site([runs, FIXTURE_EPISODE], out, task_index=fixture_tasks())
     server, url = serve_in_background(out, port=0, host="127.0.0.1")
     yield out, url
     server.shutdown()

@@ -10,6 +10,7 @@ from pathlib import Path
 import atif
 import orjson
 import pytest
+from conftest import fixture_tasks
 
 from alertforge.errors import BadInput
 from alertforge.paths import SITE_DIR
@@ -62,7 +63,7 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("export")
-    export_site([FIXTURE_RUNS], out)
+    export_site([FIXTURE_RUNS], out, task_index=fixture_tasks())
     return out
 
 
@@ -94,6 +95,7 @@ def test_export_writes_the_contract_files(exported):
         "data/tasks/fixture-checkout.json",
         "data/tasks/fixture-episode-easy.json",
         "data/tasks/fixture-xss-task.json",
+        "site-manifest.json",
     ]
     assert (exported / "index.html").is_file() and (exported / "run.html").is_file()
     assert (exported / "compare.html").is_file()
@@ -189,8 +191,8 @@ def test_run_head_holds_the_first_steps_and_what_the_header_needs(exported):
 
 def test_reexport_removes_stale_run_heads(tmp_path):
     out = tmp_path / "site"
-    export_site([FIXTURE_RUNS], out)
-    export_site([FIXTURE_RUNS / "fixture-oracle-s1"], out)
+    export_site([FIXTURE_RUNS], out, task_index=fixture_tasks())
+    export_site([FIXTURE_RUNS / "fixture-oracle-s1"], out, task_index=fixture_tasks())
     assert sorted(p.name for p in (out / "data" / "run-heads").iterdir()) == ["fixture-oracle-s1.json"]
 
 
@@ -282,8 +284,8 @@ def test_second_write_of_a_file_diffs_against_the_first():
 
 def test_two_exports_give_identical_bytes(tmp_path):
     first, second = tmp_path / "one", tmp_path / "two"
-    export_site([FIXTURE_RUNS], first)
-    export_site([FIXTURE_RUNS / run_id for run_id in reversed(RUN_IDS)], second)
+    export_site([FIXTURE_RUNS], first, task_index=fixture_tasks())
+    export_site([FIXTURE_RUNS / run_id for run_id in reversed(RUN_IDS)], second, task_index=fixture_tasks())
     one = {k: v[0] for k, v in snapshot(first).items()}
     two = {k: v[0] for k, v in snapshot(second).items()}
     assert one == two
@@ -299,12 +301,12 @@ def test_data_files_are_compact_sorted_json(exported):
 
 def test_malformed_run_json_is_bad_input_and_keeps_previous_export(runs_copy, tmp_path):
     out = tmp_path / "site"
-    export_site([runs_copy], out)
+    export_site([runs_copy], out, task_index=fixture_tasks())
     before = snapshot(out)
     broken = runs_copy / "fixture-partial-s1" / "run.json"
     broken.write_text('{"run_id": "fixture-partial-s1", "kind": ')
     with pytest.raises(BadInput) as caught:
-        export_site([runs_copy], out)
+        export_site([runs_copy], out, task_index=fixture_tasks())
     assert caught.value.path == str(broken)
     assert "run.json" in str(caught.value)
     assert snapshot(out) == before
@@ -327,7 +329,7 @@ def test_bad_run_files_name_the_file(runs_copy, tmp_path, file_name, content, pr
     target = runs_copy / "fixture-oracle-s1" / file_name
     target.write_text(content)
     with pytest.raises(BadInput) as caught:
-        export_site([runs_copy], tmp_path / "site")
+        export_site([runs_copy], tmp_path / "site", task_index=fixture_tasks())
     assert caught.value.path == str(target)
     assert problem in str(caught.value)
     assert not (tmp_path / "site").exists()
@@ -336,10 +338,10 @@ def test_bad_run_files_name_the_file(runs_copy, tmp_path, file_name, content, pr
 def test_run_folder_without_its_files_is_bad_input(runs_copy, tmp_path):
     (runs_copy / "fixture-xss" / "trajectory.json").unlink()
     with pytest.raises(BadInput) as caught:
-        export_site([runs_copy / "fixture-xss"], tmp_path / "site")
+        export_site([runs_copy / "fixture-xss"], tmp_path / "site", task_index=fixture_tasks())
     assert caught.value.path.endswith("trajectory.json")
     with pytest.raises(BadInput):
-        export_site([tmp_path / "no-such-runs"], tmp_path / "site")
+        export_site([tmp_path / "no-such-runs"], tmp_path / "site", task_index=fixture_tasks())
 
 
 def test_checks_string_of_wrong_length_is_bad_input(runs_copy, tmp_path):
@@ -348,22 +350,22 @@ def test_checks_string_of_wrong_length_is_bad_input(runs_copy, tmp_path):
     trajectory["steps"][3]["extra"]["grade"]["checks"] = "111"
     path.write_text(json.dumps(trajectory))
     with pytest.raises(BadInput) as caught:
-        export_site([runs_copy], tmp_path / "site")
+        export_site([runs_copy], tmp_path / "site", task_index=fixture_tasks())
     assert caught.value.path == str(path) and "catalog has 7 checks" in str(caught.value)
 
 
 def test_reexport_removes_stale_run_files_and_keeps_other_files(tmp_path):
     out = tmp_path / "site"
-    export_site([FIXTURE_RUNS], out)
+    export_site([FIXTURE_RUNS], out, task_index=fixture_tasks())
     (out / "README.md").write_text("space front matter")
-    summary = export_site([FIXTURE_RUNS / "fixture-oracle-s1"], out)
+    summary = export_site([FIXTURE_RUNS / "fixture-oracle-s1"], out, task_index=fixture_tasks())
     assert summary["runs"] == 1 and summary["tasks"] == 1
     assert sorted(p.name for p in (out / "data" / "runs").iterdir()) == ["fixture-oracle-s1.json"]
     assert sorted(p.name for p in (out / "data" / "tasks").iterdir()) == ["fixture-checkout.json"]
     assert (out / "README.md").read_text() == "space front matter"
     assert summary["bytes"] == sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) - len(
         "space front matter"
-    )
+    ) - (out / "site-manifest.json").stat().st_size
 
 
 def test_episode_run_maps_reward_and_total_from_env(exported):

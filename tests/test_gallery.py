@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import fixture_tasks
 
 from exporter.export import export_site
 from exporter.gallery import detail_signature, last_turned_red, slug
@@ -42,7 +43,7 @@ def parse(path: Path) -> ExampleParser:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gallery-site")
-    export_site([FIXTURE_RUNS], out)
+    export_site([FIXTURE_RUNS], out, task_index=fixture_tasks())
     return out
 
 

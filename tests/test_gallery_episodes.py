@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from conftest import fixture_tasks
 
 from exporter.export import export_site
 from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
@@ -120,7 +121,7 @@ def site(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("episode-runs")
     assert len(import_episodes(TRANSCRIPTS, runs)) == 16
     out = tmp_path_factory.mktemp("gallery-episodes-site")
-    export_site([runs, *ALERTING_FIXTURES], out)
+    export_site([runs, *ALERTING_FIXTURES], out, task_index=fixture_tasks())
     return out
 
 
@@ -225,7 +226,7 @@ def test_run_text_in_details_is_escaped(tmp_path):
     runs = tmp_path / "runs"
     import_episodes([source], runs)
     out = tmp_path / "site"
-    export_site([runs], out)
+    export_site([runs], out, task_index=fixture_tasks())
     for page in (out / "gallery").glob("*.html"):
         html = page.read_text(encoding="utf-8")
         assert "<script>window" not in html and "<img src=x" not in html and "<b>" not in html
@@ -237,6 +238,6 @@ def test_run_text_in_details_is_escaped(tmp_path):
 
 
 def test_an_export_without_episodes_has_no_penalty_pages(tmp_path):
-    export_site(ALERTING_FIXTURES, tmp_path / "site")
+    export_site(ALERTING_FIXTURES, tmp_path / "site", task_index=fixture_tasks())
     assert not list((tmp_path / "site" / "gallery").glob("penalty-*.html"))
     assert "No episode runs." in (tmp_path / "site" / "gallery" / "index.html").read_text()

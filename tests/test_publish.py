@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import fixture_tasks
 
 from alertforge.cli import main
 from exporter.export import export_site
@@ -85,13 +86,13 @@ def runs_with_secrets(tmp_path_factory):
 
 
 def test_export_redact_masks_every_secret_in_every_file(tmp_path, runs_with_secrets, capsys):
-    assert main(["export", str(runs_with_secrets), "--out", str(tmp_path / "plain")]) == 0
+    assert main(["export", str(runs_with_secrets), "--out", str(tmp_path / "plain"), "--no-redact"]) == 0
     assert any(leak in all_text(tmp_path / "plain") for leak in LEAKS)
-    assert main(["export", str(runs_with_secrets), "--out", str(tmp_path / "site"), "--redact"]) == 0
+    assert main(["export", str(runs_with_secrets), "--out", str(tmp_path / "site")]) == 0
     printed = capsys.readouterr().out
     text = all_text(tmp_path / "site")
     assert [leak for leak in LEAKS if leak in text] == []
-    assert "[REDACTED:api-key]" in text and "[REDACTED:email]" in text
+    assert "[REDACTED:openai-key]" in text and "[REDACTED:email]" in text
     masked = int(printed.split("redacted: ")[1].split()[0])
     assert masked >= 3
     run = json.loads((tmp_path / "site" / "data" / "runs" / "fixture-oracle-s1.json").read_bytes())
@@ -103,7 +104,7 @@ def test_dry_run_lists_files_writes_listing_and_uploads_nothing(tmp_path, runs_w
 
     monkeypatch.setattr(publish, "upload", lambda *a: pytest.fail("a dry run must not upload"))
     site = tmp_path / "site"
-    export_site([runs_with_secrets], site)
+    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redact=False)
     shutil.copy(Path(__file__).parents[1] / "space" / "README.md", site / "README.md")
     assert main(["publish", "--space", "org/replay", "--site", str(site), "--dry-run"]) == 0
     printed = capsys.readouterr().out
@@ -119,7 +120,7 @@ def test_dry_run_lists_files_writes_listing_and_uploads_nothing(tmp_path, runs_w
     assert "org/replay" in printed
     # the site on disk is left as exported; a new export into it still works (listing.json is allowed)
     assert any(leak in all_text(site / "data") for leak in LEAKS)
-    export_site([runs_with_secrets], site)
+    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redact=False)
 
 
 def test_staged_upload_holds_no_secret_and_no_search_token_of_one(tmp_path, runs_with_secrets, monkeypatch):
@@ -134,7 +135,7 @@ def test_staged_upload_holds_no_secret_and_no_search_token_of_one(tmp_path, runs
 
     monkeypatch.setattr(publish, "upload", fake_upload)
     site = tmp_path / "site"
-    export_site([runs_with_secrets], site)
+    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redact=False)
     manifest = publish_site(site, "org/replay", redactor=Redactor(), out=lambda line: None)
     assert uploaded["space"] == "org/replay"
     assert [leak for leak in LEAKS if leak in uploaded["text"]] == []
@@ -149,7 +150,7 @@ def test_file_over_10_mb_is_refused_with_its_name(tmp_path, capsys, monkeypatch)
 
     monkeypatch.setattr(publish, "upload", lambda *a: pytest.fail("must not upload"))
     site = tmp_path / "site"
-    export_site([FIXTURE_RUNS], site)
+    export_site([FIXTURE_RUNS], site, task_index=fixture_tasks())
     (site / "data" / "huge.bin").write_bytes(b"\0" * (10 * 1024 * 1024 + 1))
     assert main(["publish", "--space", "org/replay", "--site", str(site), "--dry-run"]) == 1
     assert "data/huge.bin" in capsys.readouterr().err
@@ -177,7 +178,7 @@ def test_real_upload_path_calls_hfapi_upload_folder(tmp_path, monkeypatch):
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
     site = tmp_path / "site"
-    export_site([FIXTURE_RUNS], site)
+    export_site([FIXTURE_RUNS], site, task_index=fixture_tasks())
     publish_site(site, "org/replay", out=lambda line: None)
     assert len(calls) == 1
     assert calls[0]["repo_id"] == "org/replay" and calls[0]["repo_type"] == "space"

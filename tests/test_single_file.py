@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURE_TASK_ROOT
 
 from alertforge.cli import main
 
@@ -19,7 +20,7 @@ FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
 @pytest.fixture(scope="module")
 def single_file(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("single") / "replay.html"
-    assert main(["export", str(FIXTURE_RUNS), "--single-file", str(out)]) == 0
+    assert main(["export", str(FIXTURE_RUNS), "--tasks", str(FIXTURE_TASK_ROOT), "--single-file", str(out)]) == 0
     return out
 
 
@@ -49,8 +50,8 @@ def test_script_end_tag_in_a_run_cannot_end_the_data_element(single_file):
 
 def test_same_runs_give_the_same_bytes_and_redaction_is_reported(tmp_path, single_file, capsys):
     again = tmp_path / "again.html"
-    assert main(["export", str(FIXTURE_RUNS), "--single-file", str(again)]) == 0
-    assert "strings masked" in capsys.readouterr().out
+    assert main(["export", str(FIXTURE_RUNS), "--tasks", str(FIXTURE_TASK_ROOT), "--single-file", str(again)]) == 0
+    assert "redacted: " in capsys.readouterr().out
     assert again.read_bytes() == single_file.read_bytes()
     assert main(["export", str(FIXTURE_RUNS), "--single-file", str(tmp_path / "x.html"), "--no-redact"]) == 0
     assert "not redacted" in capsys.readouterr().out

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from alertforge.ids import check_id, id_problem, slug_id
 from alertforge.errors import BadInput
+from alertforge.ids import check_id, id_problem, slug_id
 from alertforge.paths import TASKS_DIR, task_dirs
 from alertforge.untrusted import Tree, UnsafeInput, read_file
 from grader.grade import grade

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import fixture_tasks
 
 from exporter import run_index
 from exporter.export import export_site
@@ -51,7 +52,7 @@ def scale_site(tmp_path_factory):
     patch = pytest.MonkeyPatch()
     patch.setattr(run_index, "SHARD_ROWS", 25)
     try:
-        export_site([runs], root / "site")
+        export_site([runs], root / "site", task_index=fixture_tasks())
     finally:
         patch.undo()
     server, url = serve_in_background(root / "site", port=0, host="127.0.0.1")

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import fixture_tasks
 
 from exporter.export import export_site
 from exporter.serve import serve_in_background
@@ -66,7 +67,7 @@ def xss_site(tmp_path_factory):
     runs = root / "fixture-site" / "runs"
     corpus_run(runs, RUN_A, 3)
     corpus_run(runs, RUN_B, 5)
-    export_site([runs], root / "site")
+    export_site([runs], root / "site", task_index=fixture_tasks())
     server, url = serve_in_background(root / "site", port=0, host="127.0.0.1")
     yield root / "site", url
     server.shutdown()

@@ -30,7 +30,7 @@ from alertforge.files import read_json
 from recorder.episodes.client import EnvironmentFailure, open_environment, server_lock
 from recorder.episodes.policies import EpisodePolicy, make_policy
 from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
-from recorder.record import _read_journal
+from recorder.journal import read_journal
 
 DEFAULT_ACTION_LIMIT = 60
 
@@ -105,7 +105,7 @@ def _prepare_folder(out: Path, run_id: str, resume: bool) -> tuple[Path, list[di
     journal = run_dir / "journal.jsonl"
     if run_dir.exists() and not resume:
         shutil.rmtree(run_dir)
-    done = _read_journal(journal) if resume else []
+    done = read_journal(journal) if resume else []
     if done and (done[0].get("source") != "user" or "env" not in (done[0].get("extra") or {})):
         raise BadInput(journal, "not the journal of an episode run (use --fresh to start over)")
     if done:  # rewrite without a torn tail
@@ -156,8 +156,13 @@ def record_episode(
     out = Path(out)
     run_dir = out / run_id
     run_json = run_dir / "run.json"
-    if resume and run_json.is_file() and read_json(run_json).get("status") == "complete":
-        return run_dir
+    if resume and run_json.is_file():
+        previous = read_json(run_json)
+        if not isinstance(previous, dict):
+            raise BadInput(run_json, "not a run summary (expected a JSON object); move this run "
+                           "folder away or record with --fresh")
+        if previous.get("status") == "complete":
+            return run_dir
     run_dir, journal = _prepare_folder(out, run_id, resume)
     env = open_environment(env_url, transport)
     lock = server_lock(env_url) if env.kind == "http" else contextlib.nullcontext()

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from alertforge.errors import BadInput
+from alertforge.untrusted import read_file
 
 ACTION_TYPES = (
     "diagnose",
@@ -108,10 +109,8 @@ def read_actions(path: str | Path) -> list[dict[str, Any]]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(path, "actions file not found") from None
-    except (OSError, UnicodeDecodeError) as err:
+        text = read_file(path, cap=16 * 1024 * 1024).decode("utf-8")
+    except UnicodeDecodeError as err:
         raise BadInput(path, f"cannot read: {err}") from None
     try:
         data = yaml.load(text, Loader=_yaml_loader())  # a SafeLoader that refuses aliases

@@ -19,7 +19,7 @@ import orjson
 from alertforge.files import write_atomic, write_json
 from recorder import run_format
 from recorder.episodes.score import next_total, score_parts
-from recorder.record import _append_journal
+from recorder.journal import append_step
 
 ENV_NAME = "aria"
 WORKFLOW = "aria"
@@ -244,7 +244,7 @@ class EpisodeRun:
         self.steps.append(step)
         if self.incremental:
             self.run_dir.mkdir(parents=True, exist_ok=True)
-            _append_journal(self.run_dir / "journal.jsonl", step)
+            append_step(self.run_dir / "journal.jsonl", step)
             self._write()
         return step
 
