@@ -115,6 +115,8 @@ def _detect_secrets_formats() -> list[SecretPattern]:
 
 
 EXTRA_FORMATS: tuple[SecretPattern, ...] = (
+    # detect-secrets' JWT regex stops before the signature (its last part is lazy): take all three
+    _p("json-web-token", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*"),
     _p("anthropic-key", r"sk-ant-(?<![A-Za-z0-9_]sk-ant-)(?:api|admin)\d{2}-[A-Za-z0-9_\-]{20,}"),
     _p("openai-key", r"sk-(?<![A-Za-z0-9_]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
     _p("huggingface-token", r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,}"),

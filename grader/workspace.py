@@ -155,7 +155,12 @@ def load_workspace(root: Path) -> Workspace:
     if rules_kind == "symlink":
         rule_files.append(RuleFile(RULES_DIR, error=REFUSED["symlink"]))
     elif rules_kind == "dir":
-        for rel, kind in tree.walk(RULES_DIR):
+        try:
+            entries = list(tree.walk(RULES_DIR))
+        except UnsafeInput as err:  # nested too deep, too many entries
+            entries = []
+            rule_files.append(RuleFile(RULES_DIR, error=err.problem))
+        for rel, kind in entries:
             if not rel.endswith((".yml", ".yaml")):
                 continue
             if kind == "file":

@@ -78,7 +78,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     journal = run_dir / "journal.jsonl"
     if run_dir.exists():
         existing = run_dir / "run.json"
-        if resume and existing.is_file():
+        if resume and (existing.exists() or existing.is_symlink()):
             old = read_json(existing)
             if not isinstance(old, dict):
                 raise BadInput(existing, "not a run summary (expected a JSON object); move this "
