@@ -117,37 +117,37 @@ def _detect_secrets_formats() -> list[SecretPattern]:
 EXTRA_FORMATS: tuple[SecretPattern, ...] = (
     # detect-secrets' JWT regex stops before the signature (its last part is lazy): take all three
     _p("json-web-token", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*"),
-    _p("anthropic-key", r"sk-ant-(?<![A-Za-z0-9_]sk-ant-)(?:api|admin)\d{2}-[A-Za-z0-9_\-]{20,}"),
+    _p("anthropic-key", r"sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{20,}"),
     _p("openai-key", r"sk-(?<![A-Za-z0-9_]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    _p("huggingface-token", r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,}"),
-    _p("github-token", r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,}"),
-    _p("github-token", r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{30,}"),
-    _p("slack-token", r"xapp-(?<![A-Za-z0-9_]xapp-)\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
-    _p("slack-token", r"xox(?<![A-Za-z0-9_]xox)[abposre]-[A-Za-z0-9-]{10,}"),
-    _p("google-api-key", r"AIza(?<![A-Za-z0-9_]AIza)[0-9A-Za-z_\-]{35}"),
+    _p("huggingface-token", r"hf_[A-Za-z0-9]{30,}"),
+    _p("github-token", r"github_pat_[A-Za-z0-9_]{22,}"),
+    _p("github-token", r"gh[pousr]_[A-Za-z0-9]{30,}"),
+    _p("slack-token", r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
+    _p("slack-token", r"xox[abposre]-[A-Za-z0-9-]{10,}"),
+    _p("google-api-key", r"AIza[0-9A-Za-z_\-]{35}"),
     _p("stripe-key", r"(?:sk|rk)_(?:live|test)_(?<![A-Za-z0-9_][sr]k_live_)(?<![A-Za-z0-9_][sr]k_test_)[0-9a-zA-Z]{16,}"),
     _p("aws-access-key", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     _p("aws-secret-key", r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})", 1,
        ("aws",)),
-    _p("grafana-token", r"gl(?<![A-Za-z0-9_]gl)(?:sa|c|ft)_[A-Za-z0-9_+/=]{32,}"),
-    _p("vault-token", r"hv(?<![A-Za-z0-9_]hv)[sbr]\.[A-Za-z0-9_\-]{24,}"),
-    _p("digitalocean-token", r"do(?<![A-Za-z0-9_]do)[por]_v1_[a-f0-9]{64}\b"),
-    _p("shopify-token", r"shp(?<![A-Za-z0-9_]shp)(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
-    _p("linear-key", r"lin_(?<![A-Za-z0-9_]lin_)(?:api|oauth)_[A-Za-z0-9]{40}\b"),
-    _p("doppler-token", r"dp(?<![A-Za-z0-9_]dp)\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}\b"),
-    _p("age-secret-key", r"AGE-SECRET-KEY-1(?<![A-Za-z0-9_]AGE-SECRET-KEY-1)[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b"),
-    _p("atlassian-token", r"ATATT3(?<![A-Za-z0-9_]ATATT3)[A-Za-z0-9_\-=]{100,}"),
-    _p("postman-key", r"PMAK-(?<![A-Za-z0-9_]PMAK-)[a-f0-9]{24}-[a-f0-9]{34}\b"),
-    _p("newrelic-key", r"NR(?<![A-Za-z0-9_]NR)(?:AK|AA|II)-[A-Z0-9]{27}\b"),
-    _p("databricks-token", r"dapi(?<![A-Za-z0-9_]dapi)[a-f0-9]{32}(?:-\d)?\b"),
+    _p("grafana-token", r"gl(?:sa|c|ft)_[A-Za-z0-9_+/=]{32,}"),
+    _p("vault-token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    _p("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}\b"),
+    _p("shopify-token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+    _p("linear-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}\b"),
+    _p("doppler-token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}\b"),
+    _p("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b"),
+    _p("atlassian-token", r"ATATT3[A-Za-z0-9_\-=]{100,}"),
+    _p("postman-key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    _p("newrelic-key", r"NR(?:AK|AA|II)-[A-Z0-9]{27}\b"),
+    _p("databricks-token", r"dapi[a-f0-9]{32}(?:-\d)?\b"),
     _p("pulumi-token", r"pul-(?<![A-Za-z0-9_]pul-)[a-f0-9]{40}\b"),
     _p("mailgun-key", r"key-(?<![A-Za-z0-9_]key-)[0-9a-zA-Z]{32}\b"),
-    _p("npm-token", r"npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{36}\b"),
-    _p("pypi-token", r"pypi-AgE(?<![A-Za-z0-9_]pypi-AgE)[A-Za-z0-9_\-]{50,}"),
-    _p("sendgrid-key", r"SG(?<![A-Za-z0-9_]SG)\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
-    _p("square-token", r"sq0(?<![A-Za-z0-9_]sq0)(?:atp|csp|idp)-[0-9A-Za-z\-_]{22,}"),
+    _p("npm-token", r"npm_[A-Za-z0-9]{36}\b"),
+    _p("pypi-token", r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
+    _p("sendgrid-key", r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    _p("square-token", r"sq0(?:atp|csp|idp)-[0-9A-Za-z\-_]{22,}"),
     _p("twilio-key", r"(?:SK|AC)(?<![A-Za-z0-9_]SK)(?<![A-Za-z0-9_]AC)[0-9a-f]{32}\b"),
-    _p("gitlab-token", r"gl(?<![A-Za-z0-9_]gl)(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}"),
+    _p("gitlab-token", r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}"),
     _p("azure-storage-key", r"AccountKey=[A-Za-z0-9+/=]{40,}"),
     _p("telegram-bot-token", r"(?<![0-9])\d{8,10}:AA[0-9A-Za-z_\-]{33}\b", 0, (":aa",)),
 )
@@ -192,6 +192,8 @@ EXEMPT_KEYS = frozenset({
 })
 """Fields whose values look random by nature and must reach the site as they are: no entropy
 rule applies to them (known token formats still do)."""
+PATH_KEYS = frozenset({"path", "file", "filename", "file_name", "changed_files", "paths"})
+"""Fields that name files: random-looking runs in them are masked too (:meth:`Redactor.path`)."""
 PLACEHOLDER = re.compile(
     r"^(?:<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|%\([^)]*\)s|\*+|x+|X+|"
     r"\[REDACTED[^\]]*\]|REDACTED|redacted|null|none|None|~|true|false|\d+|)$", re.DOTALL)
@@ -338,7 +340,22 @@ class Redactor:
             self.kinds[_field_kind(key)] += 1
             self.masked += 1
             return f"[REDACTED:{_field_kind(key)}]"
+        if key.lower() in PATH_KEYS:
+            return self.path(value)
         return self.text(value, entropy=key.lower() not in EXEMPT_KEYS)
+
+    def path(self, value: str) -> str:
+        """A file name or path (``path`` fields, diff paths): the text rules, then random-looking
+        runs of letters and digits (a token cut apart by ``/`` is in no documented format)."""
+        result = self.text(value, entropy=False)
+        spans = _random_runs(self, result)
+        for start, end, kind in reversed(spans):
+            self.secrets.add(result[start:end])
+            self.kinds[kind] += 1
+            result = result[:start] + f"[REDACTED:{kind}]" + result[end:]
+        if spans and result != value:
+            self.masked += 1
+        return result
 
     def value(self, value: Any, key: str | None = None) -> Any:
         """A JSON-like value with every string masked (dict keys too; a string's own key
@@ -410,13 +427,33 @@ def read_patterns(path: Path) -> list[SecretPattern]:
     return patterns
 
 
+_ID_RUN = re.compile(r"[A-Za-z0-9+]{20,}")
+
+
+def _random_runs(redactor: Redactor, value: str) -> list[tuple[int, int, str]]:
+    """Runs of 20 or more letters and digits in an id that look random (over 4.2 bits a
+    character, or 32 hex digits and more): an id has no quotes or keys to say what it holds,
+    and a token cut apart by separators is no longer in its documented format."""
+    found = []
+    for match in _ID_RUN.finditer(value):
+        run = match.group(0)
+        hexadecimal = re.fullmatch(r"[0-9a-fA-F]+", run) is not None
+        if (hexadecimal and len(run) >= 32) or (
+                not hexadecimal and redactor._base64.calculate_shannon_entropy(run) > 4.2):
+            found.append((match.start(), match.end(), "random-token"))
+    return found
+
+
 def redact_id(redactor: Redactor, value: str) -> str:
-    """``value`` when it holds no secret, else a new id: each masked part becomes
+    """``value`` when it holds no secret (a known format, or a random-looking run of letters
+    and digits), else a new id: each masked part becomes
     ``REDACTED-<kind>`` and the id ends in 8 hex of the old id's sha256, so two ids that
     differ only in their secrets stay distinct (a valid id, alertforge.ids)."""
     import hashlib
 
     spans = redactor.find(value, entropy=False)
+    spans = sorted(spans + [run for run in _random_runs(redactor, value)
+                            if not any(s < run[1] and run[0] < e for s, e, _ in spans)])
     if not spans:
         return value
     result = value

@@ -46,16 +46,35 @@ def _number(value: Any, path: Path, where: str) -> float:
     return value
 
 
-def _tool_and_output(step: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+def is_orphan(result: dict[str, Any], call_ids: set[str]) -> bool:
+    """Whether an observation result names no call of its step: flagged ``extra.orphan`` by an
+    importer, or a ``source_call_id`` that is not one of ``call_ids`` (parallel-tool-results)."""
+    extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
+    named = result.get("source_call_id")
+    return bool(extra.get("orphan")) or (named is not None and named not in call_ids)
+
+
+def _tool_and_output(step: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None, list[dict]]:
+    """The step's tool call, the output paired with it by ``source_call_id`` (a result without
+    an id belongs to the step's only call), and its orphaned results ``[{call_id, content}]``."""
     calls = step.get("tool_calls") or []
     tool = None
     if calls:
         tool = {"name": calls[0]["function_name"], "arguments": calls[0]["arguments"]}
+    call_ids = {c["tool_call_id"] for c in calls}
     observation = step.get("observation")
-    output = None
+    output, orphans = None, []
     if observation is not None:
-        output = "\n".join(content_text(r.get("content")) for r in observation["results"])
-    return tool, output
+        mine = []
+        for result in observation["results"]:
+            if is_orphan(result, call_ids):
+                extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
+                orphans.append({"call_id": extra.get("named_call_id", result.get("source_call_id")),
+                                "content": content_text(result.get("content"))})
+            elif not calls or result.get("source_call_id") in (None, calls[0]["tool_call_id"]):
+                mine.append(content_text(result.get("content")))
+        output = "\n".join(mine)
+    return tool, output, orphans
 
 
 def changed_indices(previous: str, current: str) -> list[int]:
@@ -141,7 +160,7 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
             graded, reward = _alerting_grade(level, extra.get("grade"), n, len(task.checks), path)
         else:
             graded, reward = _episode_env(level, extra.get("env"), n, path)
-        tool, output = _tool_and_output(step)
+        tool, output, orphans = _tool_and_output(step)
         diff = None
         if alerting and tool is not None and tool["name"] == "write_file":
             diff = replay.write(tool["arguments"])
@@ -168,6 +187,7 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
                 "checks": level.checks,
                 "changed": changed_indices(previous_checks, level.checks) if n else [],
                 "failed": dict(level.failed),
+                **({"orphans": orphans} if orphans else {}),
             }
         )
     if not alerting:

@@ -375,6 +375,16 @@ def _results(raw: Any) -> list[dict]:
     return results
 
 
+def _orphan(result: dict) -> dict:
+    """A result that names no call of its step (the parallel-tool-results case), kept and
+    flagged: ``source_call_id`` None, ``extra.orphan`` true and ``extra.named_call_id`` the
+    id it named. The viewer shows it apart, never as the output of a neighbouring call."""
+    extra = dict(result.get("extra") or {}) if isinstance(result.get("extra"), dict) else {}
+    extra.update(orphan=True, named_call_id=result.get("source_call_id"))
+    return {**{k: v for k, v in result.items() if k != "source_call_id"}, "source_call_id": None,
+            "extra": extra}
+
+
 def _valid_step(step: dict) -> dict:
     """``step`` itself when it validates; else with optional fields moved to
     ``extra.source_fields`` until it does (the message is kept as text)."""
@@ -408,8 +418,10 @@ def _text(content: Any) -> str:
 def normalize_steps(doc: dict) -> list[dict]:
     """The trajectory's steps as valid ATIF steps, one tool call each.
 
-    A step with several tool calls becomes one step per call (results matched by
-    ``source_call_id``; results naming no call go with the last); ``extra.source_step_id``
+    A step with several tool calls becomes one step per call (results paired with their call
+    by ``source_call_id``, whatever order they came in; a result naming no call of its step
+    is kept on the step's last part and flagged as an orphan, see :func:`_orphan`);
+    ``extra.source_step_id``
     keeps the original id and ``extra.source_call_index`` the call's position. Fields the
     models refuse are kept under ``extra.source_fields``; unknown fields under
     ``extra.unrecognized``.
@@ -445,13 +457,15 @@ def normalize_steps(doc: dict) -> list[dict]:
             if call is not None:
                 step["tool_calls"] = [call]
                 mine = [r for r in results if r.get("source_call_id") == call["tool_call_id"]]
-                if index == len(parts) - 1:
+                if len(calls) == 1:  # one call: a result without an id is its result
+                    mine += [r for r in results if not r.get("source_call_id")]
+                if index == len(parts) - 1:  # results naming no call of the step: orphans
                     ids = {c["tool_call_id"] for c in calls}
-                    mine += [dict(r, source_call_id=None) if r.get("source_call_id") else r
-                             for r in results if r.get("source_call_id") not in ids]
-                    mine = [{k: v for k, v in r.items() if v is not None} for r in mine]
+                    mine += [_orphan(r) for r in results if r.get("source_call_id") not in ids
+                             and (r.get("source_call_id") or len(calls) > 1)]
+                mine = [{k: v for k, v in r.items() if v is not None} for r in mine]
             else:
-                mine = results
+                mine = [_orphan(r) if r.get("source_call_id") else r for r in results]
             if mine:
                 step["observation"] = {"results": mine}
             step_extra = dict(extra)

@@ -229,3 +229,30 @@ def test_a_group_interval_equal_to_the_evaluation_interval_is_not_tamper(workspa
         "groups:\n- name: extra\n  interval: 30s\n  rules:\n  - record: extra:one\n    expr: vector(1)\n")
     assert grade(TASK, workspace)["keys"]["tamper"] == 1
     assert pristine["keys"]["tamper"] == 0
+
+
+def _task_with_catalog(tmp_path: Path, change) -> Path:
+    task = tmp_path / "task"
+    shutil.copytree(TASK, task)
+    path = task / "tests" / "checks.json"
+    catalog = json.loads(path.read_text())
+    change(catalog)
+    path.write_text(json.dumps(catalog))
+    return task
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda c: c["checks"][0].pop("probe"), "has no probe"),
+    (lambda c: c["checks"][0].update(probe="promql"), "probe must be an object"),
+    (lambda c: c["checks"].append(7), "not an object with a string id"),
+    (lambda c: c["requirements"][0].update(weight="3"), "numeric weight"),
+    (lambda c: c["checks"][0]["probe"].pop("expr", None) if c["checks"][0]["probe"]["type"] == "promql"
+     else c["checks"][0].update(probe={"type": "promql"}), "promql probe needs"),
+])
+def test_a_malformed_catalog_is_bad_input_naming_the_file(tmp_path, change, problem):
+    """b79b4ba: a check without probe, or a probe that is a string, gave a traceback."""
+    task = _task_with_catalog(tmp_path, change)
+    out = subprocess.run([sys.executable, "-m", "alertforge.cli", "grade", str(task)],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "checks.json" in out.stderr and problem in out.stderr, out.stderr

@@ -81,6 +81,11 @@ export function renderStepDetail(step, kind) {
   const outputBox = byId("step-output-box");
   outputBox.hidden = step.output === null || step.output === undefined;
   fill(byId("step-output"), step.output ?? "");
+  const orphans = Array.isArray(step.orphans) ? step.orphans : [];
+  byId("step-orphans-box").hidden = orphans.length === 0;
+  clear(byId("step-orphans")).append(...orphans.map((orphan) => el("li", { class: "orphan" },
+    el("span", { class: "muted" }, orphan.call_id ? `names call ${orphan.call_id}: ` : "names no call: "),
+    el("pre", { class: "text-block" }, String(orphan.content ?? "")))));
   if (!longTextsWired) {
     installLongTexts(showWholeText);
     longTextsWired = true;
