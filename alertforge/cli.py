@@ -52,7 +52,8 @@ def _cmd_record(args) -> int:
         "max_tokens") if getattr(args, key) is not None}
     try:
         run_dir = record_run(task, args.policy, seed=args.seed, out=Path(args.out),
-                             resume=not args.fresh, options=options, max_steps=args.max_steps)
+                             resume=not args.fresh, options=options, max_steps=args.max_steps,
+                             report=lambda line: print(f"alertforge: {line}", file=sys.stderr))
     except llm_agent.LLMError as err:
         print(f"alertforge: model endpoint error: {err} (the run is kept; run the same command "
               "again to resume it)", file=sys.stderr)
@@ -132,20 +133,22 @@ def _cmd_serve_openenv(args) -> int:
 
 def _cmd_record_openenv(args) -> int:
 
+    import hashlib
+
+    from alertforge.files import dump_json, read_json
     from openenv_server.driver import record_openenv
     from recorder import llm_agent
     from recorder.policies import ScriptedAgent, make_agent
 
-    task = None
+    task, defining = None, {}
     if args.actions:
-        from alertforge.files import read_json
-
         actions = read_json(args.actions, cap=16 * 1024 * 1024)
         if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
             raise BadInput(args.actions, "expected a JSON list of action objects")
         agent = ScriptedAgent([(str(a.get("tool") or a.get("action_type") or "action"), a)
                                for a in actions])
         policy, to_action = "actions", (lambda decision: decision.arguments)
+        defining["actions"] = hashlib.sha256(dump_json(actions)).hexdigest()
     else:
         task = resolve_task(args.task, args.tasks) if args.task else None
         if task is None and args.policy != "llm":
@@ -154,15 +157,19 @@ def _cmd_record_openenv(args) -> int:
                    if getattr(args, key) is not None}
         agent = make_agent(args.policy, task or Path("."), args.seed, options)
         policy = args.policy
+        from recorder.record import NOT_DEFINING
+
+        defining["options"] = {k: v for k, v in sorted(options.items()) if k not in NOT_DEFINING}
         from openenv_server.driver import default_action as to_action
     reset = {"seed": args.seed}
     if args.task:
         reset["task"] = task.name if task else args.task
     name = f"openenv__{reset.get('task', 'env')}__{policy.replace(':', '-')}__s{args.seed}"
     try:
-        run_dir = record_openenv(args.url, agent, out=Path(args.out), run_id=name, policy=policy,
+        run_dir = record_openenv(args.url, agent, out=Path(args.out), readable=name, policy=policy,
                                  reset=reset, task_dir=task, seed=args.seed,
-                                 max_steps=args.max_steps, to_action=to_action)
+                                 max_steps=args.max_steps, to_action=to_action, defining=defining,
+                                 fresh=args.fresh)
     except llm_agent.LLMError as err:
         print(f"alertforge: model endpoint error: {err}", file=sys.stderr)
         return 1
@@ -478,6 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     drive.add_argument("--seed", type=_seed, default=0)
     drive.add_argument("--out", default="runs")
     drive.add_argument("--max-steps", type=int, default=60)
+    drive.add_argument("--fresh", action="store_true", help="replace a previous run of the same id")
     drive.add_argument("--base-url", help="policy llm: endpoint (default: $OPENAI_BASE_URL)")
     drive.add_argument("--model", help="policy llm: model (default: $ALERTFORGE_MODEL)")
     drive.add_argument("--api-key-env", help="policy llm: variable holding the key")

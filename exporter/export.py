@@ -11,6 +11,7 @@ from alertforge.errors import BadInput
 from alertforge.files import dump_json
 from alertforge.paths import SITE_DIR
 from alertforge.tasks import TaskIndex
+from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from exporter.gallery import build_gallery
 from exporter.gallery_episodes import build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
@@ -20,6 +21,7 @@ from exporter.run_folders import read_runs
 from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
     GENERATED_BY,
+    aliases_document,
     home_document,
     index_document,
     run_document,
@@ -37,6 +39,12 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 
 def _json_bytes(value: Any) -> bytes:
     return dump_json(value, indent=False)
+
+
+def _checked(model, document: dict) -> dict:
+    """``document`` once it validates as the site file ``model`` (contract.site)."""
+    model.model_validate(document)
+    return document
 
 
 def _static_files(static_dir: Path) -> dict[str, bytes]:
@@ -96,6 +104,7 @@ def build_site_files(
     read_cache: dict[Path, TaskInfo] = {}
     redacted_tasks: dict[int, TaskInfo] = {}
     renamed: dict[str, str] = {}
+    redacted_runs: list = []
     for number, run in enumerate(runs):
         task = read_task(run, index, read_cache)
         if redactor is not None:
@@ -113,10 +122,11 @@ def build_site_files(
         known = tasks.get(task.id)
         if known is None or (task.from_folder and not known.from_folder):
             tasks[task.id] = task
+        redacted_runs.append(run)
         steps = build_steps(run, task)
         search.add_run(number, steps)
         stored_steps, text_files = externalize_long_texts(run.run_id, delta_failed(steps))
-        document = run_document(run, stored_steps)
+        document = _checked(RunDocument, run_document(run, stored_steps))
         data = _json_bytes(document)
         if len(data) > MAX_FILE_BYTES:
             raise BadInput(
@@ -124,7 +134,8 @@ def build_site_files(
                 f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})",
             )
         files[f"data/runs/{run.run_id}.json"] = data
-        files[f"data/run-heads/{run.run_id}.json"] = _json_bytes(run_head_document(document))
+        files[f"data/run-heads/{run.run_id}.json"] = _json_bytes(
+            _checked(RunHead, run_head_document(document)))
         files.update(text_files)
         summary = run_summary(document, task)
         agent = run.run.get("agent")
@@ -132,19 +143,20 @@ def build_site_files(
         summaries.append(summary)
         graded_runs.append(({**document, "steps": steps}, task, steps))
     for task in tasks.values():
-        files[f"data/tasks/{task.id}.json"] = _json_bytes(task_document(task))
-        files[f"data/task-runs/{task.id}.json"] = _json_bytes(task_runs_document(task, summaries))
-    index = index_document(summaries, tasks)
+        files[f"data/tasks/{task.id}.json"] = _json_bytes(_checked(TaskDocument, task_document(task)))
+        files[f"data/task-runs/{task.id}.json"] = _json_bytes(
+            _checked(TaskRuns, task_runs_document(task, summaries)))
+    index = _checked(SiteIndex, index_document(summaries, tasks))
     files["data/index.json"] = _json_bytes(index)
+    files["data/aliases.json"] = _json_bytes(aliases_document(redacted_runs, [s["run_id"] for s in summaries]))
     run_shards = shard_rows(summaries)
     for number, shard in enumerate(run_shards):
         files[f"data/runs-index/{number}.json"] = _json_bytes(shard)
     search_shards = search.shards()
     for number, shard in enumerate(search_shards):
         files[f"data/search/{number}.json"] = _json_bytes(shard)
-    files["data/home.json"] = _json_bytes(
-        home_document(summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))
-    )
+    files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
+        summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
     for relative, data in files.items():
         if len(data) > MAX_FILE_BYTES:
             raise BadInput(Path(relative), f"would be {len(data)} bytes (limit {MAX_FILE_BYTES})")

@@ -146,6 +146,7 @@ def build_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str, Any]
                 "detail": detail,
                 "step": turned if turned is not None else len(steps) - 1,
                 "never_green": turned is None,
+                "status": document.get("status", "complete"),
             }
             for page in targets:
                 page.runs_failing.add(run_id)

@@ -134,6 +134,7 @@ def build_penalty_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any
                 group.examples.append(
                     {
                         "run_id": document["run_id"],
+                        "status": document.get("status", "complete"),
                         "task_id": document["task_id"],
                         "policy": document.get("policy"),
                         "step": failure["step"],

@@ -12,6 +12,8 @@ from pydantic import ValidationError
 from alertforge.errors import BadInput
 from alertforge.ids import check_id
 from alertforge.untrusted import Tree
+from contract.base import parse
+from contract.run import RunSummary
 
 RUN_FILES = ("run.json", "trajectory.json")
 RUN_KINDS = ("alerting", "episode")
@@ -78,24 +80,13 @@ def _require(condition: bool, path: Path, problem: str) -> None:
 
 
 def _check_run_json(path: Path, run: Any) -> None:
+    """run.json must be a :class:`contract.run.RunSummary` whose run and task ids can be file
+    names (alertforge.ids)."""
     _require(isinstance(run, dict), path, "expected a JSON object")
-    run_id = run.get("run_id")
-    _require(isinstance(run_id, str) and run_id != "", path, "run_id missing or not a string")
-    check_id(run_id, "run_id", path)
-    _require(
-        run.get("kind") in RUN_KINDS,
-        path,
-        f"kind must be one of {RUN_KINDS}, got {run.get('kind')!r}",
-    )
-    task = run.get("task")
-    _require(isinstance(task, dict), path, "task missing or not an object")
-    task_id = task.get("id")
-    _require(isinstance(task_id, str) and task_id != "", path, "task.id missing or not a string")
-    check_id(task_id, "task.id", path)
-    for key in ("requirements", "checks"):
-        _require(isinstance(run.get(key, []), list), path, f"{key} must be a list when present")
-    final = run.get("final")
-    _require(final is None or isinstance(final, dict), path, "final must be an object or null")
+    summary = parse(RunSummary, run, path, "run summary")
+    check_id(summary.run_id, "run_id", path)
+    check_id(summary.task.id, "task.id", path)
+    _require(summary.steps >= 0, path, "steps must not be negative")
 
 
 def _check_trajectory(path: Path, trajectory: Any) -> None:

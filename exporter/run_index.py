@@ -17,9 +17,9 @@ SHARD_ROWS = 2000
 
 ROW_FIELDS = (
     "run_id", "kind", "task_id", "workflow", "tier", "policy", "agent", "model",
-    "reward", "solved", "steps",
+    "reward", "solved", "steps", "status",
 )
-FACET_FIELDS = ("workflow", "tier", "policy", "agent", "model", "kind", "solved")
+FACET_FIELDS = ("workflow", "tier", "policy", "agent", "model", "kind", "solved", "status")
 
 TOKEN = re.compile(r"[a-z0-9_]{3,40}")
 STEPS_PER_POSTING = 16

@@ -43,10 +43,10 @@ def task_document(task: TaskInfo) -> dict[str, Any]:
 def task_runs_document(task: TaskInfo, summaries: list[dict[str, Any]]) -> dict[str, Any]:
     """``data/task-runs/<task-id>.json``: ``{task_id, runs[]}``, the runs of one task (compare pickers).
 
-    ``runs[]`` rows are ``{run_id, policy, model, reward, solved, steps}`` sorted by run_id.
+    ``runs[]`` rows are ``{run_id, policy, model, reward, solved, steps, status}`` sorted by run_id.
     """
     rows = [
-        {key: summary[key] for key in ("run_id", "policy", "model", "reward", "solved", "steps")}
+        {key: summary[key] for key in ("run_id", "policy", "model", "reward", "solved", "steps", "status")}
         for summary in summaries
         if summary["task_id"] == task.id
     ]
@@ -54,7 +54,9 @@ def task_runs_document(task: TaskInfo, summaries: list[dict[str, Any]]) -> dict[
 
 
 def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """``data/runs/<run-id>.json``: ``{run_id, kind, task_id, policy, model, seed, final, steps[]}``."""
+    """``data/runs/<run-id>.json``: ``{run_id, kind, task_id, policy, model, seed, status, error,
+    final, steps[]}``; ``status`` is run.json's (``complete``, ``running``: interrupted or
+    in progress, ``failed``: with ``error``)."""
     return {
         "run_id": run.run_id,
         "kind": run.run["kind"],
@@ -62,6 +64,8 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
         "policy": run.run.get("policy"),
         "model": run.run.get("model"),
         "seed": run.run.get("seed"),
+        "status": run.run.get("status", "complete"),
+        "error": run.run.get("error"),
         "final": run.run.get("final"),
         "steps": steps,
     }
@@ -109,10 +113,26 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
         "reward": reward,
         "solved": final.get("solved") is True,
         "steps": sum(1 for step in run_doc["steps"] if step["source"] == "agent"),
+        "status": run_doc["status"],
     }
 
 
 HOME_VERSION = 1
+
+
+def aliases_document(runs: list[RunFolder], run_ids: list[str]) -> dict[str, str]:
+    """``data/aliases.json``: ``{legacy id: run id}`` for runs whose id changed (run.json
+    version 2 added the identity digest), so deep links of sites published before still open
+    the same run. A legacy id two runs share, or one that is itself a run id, is left out."""
+    taken = set(run_ids)
+    counts: dict[str, int] = defaultdict(int)
+    for run in runs:
+        legacy = run.run.get("legacy_id")
+        if isinstance(legacy, str):
+            counts[legacy] += 1
+    return {run.run["legacy_id"]: run_id for run, run_id in zip(runs, run_ids)
+            if isinstance(run.run.get("legacy_id"), str) and counts[run.run["legacy_id"]] == 1
+            and run.run["legacy_id"] not in taken and run.run["legacy_id"] != run_id}
 
 
 def home_document(
@@ -138,13 +158,17 @@ def home_document(
     }
 
 
-def leaderboard(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) -> list[dict[str, Any]]:
     """Per policy ``{policy, runs, mean_reward, solved_rate}`` (6 decimals), best mean first.
 
-    Ties are broken by policy name; a missing policy counts as the string "unknown".
+    Only complete runs count unless ``complete_only`` is False (a failed or interrupted run's
+    reward is where it stopped, not a result). Ties are broken by policy name; a missing policy
+    counts as the string "unknown".
     """
     by_policy: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for summary in summaries:
+        if complete_only and summary.get("status", "complete") != "complete":
+            continue
         by_policy[str(summary["policy"] or "unknown")].append(summary)
     rows = [
         {
@@ -159,7 +183,9 @@ def leaderboard(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) -> dict[str, Any]:
-    """``data/index.json``: ``{version, generated_by, tasks[], runs[], leaderboard[]}``.
+    """``data/index.json``: ``{version, generated_by, tasks[], runs[], leaderboard[],
+    leaderboard_all[], incomplete_runs}`` (``leaderboard`` counts complete runs only,
+    ``leaderboard_all`` every run).
 
     ``tasks[]`` rows are ``{id, workflow, tier, title, runs}`` sorted by id; ``runs[]`` are
     :func:`run_summary` rows sorted by run_id.
@@ -182,4 +208,6 @@ def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) 
         ],
         "runs": sorted(summaries, key=lambda s: s["run_id"]),
         "leaderboard": leaderboard(summaries),
+        "leaderboard_all": leaderboard(summaries, complete_only=False),
+        "incomplete_runs": sum(1 for s in summaries if s.get("status", "complete") != "complete"),
     }

@@ -25,6 +25,9 @@ from alertforge.errors import BadInput
 from alertforge.files import read_json
 from alertforge.tasks import task_fingerprint
 from alertforge.untrusted import Tree
+from contract.base import parse
+from contract.grade import checked
+from contract.task import CheckCatalog
 from grader import inhibition, promtool, reward, routing
 from grader.preservation import normalize_rule, preserved, tamper_findings
 from grader.workspace import (
@@ -41,39 +44,15 @@ _TOKEN = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 
 
 def load_catalog(task_dir: Path) -> dict:
-    """``tests/checks.json`` of a task (BadInput when missing or malformed)."""
+    """``tests/checks.json`` of a task, checked against :class:`contract.task.CheckCatalog`.
+
+    Returns the catalog as read (a dict). Raises BadInput naming the file and the field when
+    it is missing or malformed.
+    """
     path = task_dir / "tests" / "checks.json"
-    catalog = read_json(path)
-    if not isinstance(catalog, dict) or not isinstance(catalog.get("checks"), list):
-        raise BadInput(path, "not a check catalog (expected an object with a checks list)")
-    requirements = catalog.get("requirements", [])
-    if not isinstance(requirements, list):
-        raise BadInput(path, "requirements must be a list")
-    for index, req in enumerate(requirements):
-        if not (isinstance(req, dict) and isinstance(req.get("id"), str)
-                and isinstance(req.get("kind"), str) and isinstance(req.get("targets", {}), dict)
-                and isinstance(req.get("weight"), (int, float)) and not isinstance(req.get("weight"), bool)):
-            raise BadInput(path, f"requirements[{index}] is not an object with a string id and "
-                           "kind, a numeric weight and a targets object")
-    for index, check in enumerate(catalog["checks"]):
-        where = f"checks[{index}]"
-        if not isinstance(check, dict) or not isinstance(check.get("id"), str):
-            raise BadInput(path, f"{where} is not an object with a string id")
-        missing = [key for key in ("req", "family", "label", "note", "probe") if key not in check]
-        if missing:
-            raise BadInput(path, f"{where} ({check['id']}) has no {', '.join(missing)}")
-        probe = check["probe"]
-        if not isinstance(probe, dict) or not isinstance(probe.get("type"), str):
-            raise BadInput(path, f"{where} ({check['id']}): probe must be an object with a type")
-        if probe["type"] == "promql" and not all(isinstance(probe.get(k), str)
-                                                 for k in ("scenario", "expr", "eval_time")):
-            raise BadInput(path, f"{where} ({check['id']}): a promql probe needs string scenario, "
-                           "expr and eval_time")
-        if probe["type"] == "promql" and not isinstance(probe.get("exp_samples"), list):
-            raise BadInput(path, f"{where} ({check['id']}): a promql probe needs an exp_samples list")
-    if not isinstance(catalog.get("input_series", {}), dict):
-        raise BadInput(path, "input_series must be an object")
-    return catalog
+    data = read_json(path)
+    parse(CheckCatalog, data, path, "check catalog")
+    return data
 
 
 def group_eval_order(rule_files: list[RuleFile]) -> list[str]:
@@ -537,7 +516,7 @@ def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
             shutil.copytree(tmp, keep, dirs_exist_ok=True)
     result["timings"] = {k: round(v, 4) for k, v in run.timings.items()}
     result["timings"]["total_s"] = round(time.perf_counter() - started, 4)
-    return result
+    return checked(result)
 
 
 _PRISTINE_CACHE: dict[str, dict[str, float]] = {}

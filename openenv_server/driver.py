@@ -20,12 +20,17 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from alertforge.errors import BadInput
-from alertforge.files import write_json
+from alertforge.ids import slug_id
+from alertforge.tasks import task_fingerprint
+from alertforge.untrusted import Tree
+from contract.base import parse
+from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
+from contract.task import CheckCatalog
 from recorder import run_format
 from recorder.policies import Agent, Decision
+from recorder.run_store import RunStore, make_identity, new_summary
 
 MAX_OBSERVATION_CHARS = 20_000
 
@@ -54,27 +59,38 @@ def _slim(observation: dict) -> dict:
     return slim
 
 
-def record_openenv(base_url: str, agent: Agent, *, out: Path, run_id: str, policy: str,
+def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, policy: str,
                    reset: dict | None = None, task_dir: Path | None = None, seed: int = 0,
-                   max_steps: int = 60,
+                   max_steps: int = 60, defining: dict | None = None, fresh: bool = False,
                    to_action: Callable[[Decision], dict] = default_action) -> Path:
     """Drive the environment at ``base_url`` with ``agent``; returns the run folder.
 
     ``reset`` are the reset keyword arguments (e.g. ``{"task": "af-001-...", "seed": 0}``);
-    ``task_dir`` the local task folder when there is one (the viewer reads it).
+    ``task_dir`` the local task folder when there is one; ``defining`` what else defines the
+    run (policy options, an actions file's digest) besides the reset arguments and the policy.
+    A complete run of the same identity is returned as it is. An environment session cannot
+    be resumed: an interrupted run is kept, marked ``failed``, and only ``fresh`` records it
+    anew.
 
     Raises:
-        BadInput: ``out`` is a file.
-        ConnectionError: the server cannot be reached (openenv-core's client).
+        BadInput: ``out`` is a file, or an interrupted run of this identity is there.
+        ConnectionError: the server cannot be reached (openenv's client).
     """
     from openenv.core import GenericEnvClient
 
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise BadInput(out, "output path exists and is not a folder")
-    run_dir = out / run_id
-    started = time.perf_counter()
     reset = dict(reset or {})
+    store = RunStore(Path(out), readable, make_identity("openenv", {
+        "url": base_url, "reset": reset, "policy": policy, "max_steps": max_steps,
+        **(defining or {})}))
+    opened = store.open(fresh=fresh)
+    if opened.state == "unchanged":
+        return store.dir
+    if opened.state == "resume" and opened.steps:
+        store.fail("interrupted: an OpenEnv session cannot be resumed")
+        raise BadInput(store.dir, "an interrupted OpenEnv run is here (kept, marked failed); "
+                       "record again with --fresh to replace it")
+    store.start([])
+    started = time.perf_counter()
     with GenericEnvClient(base_url=base_url).sync() as client:
         first = client.reset(**reset)
         observation = first.observation or {}
@@ -88,10 +104,11 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, run_id: str, polic
             step["extra"] = {"env": {"reward": total, "total": total, "done": bool(first.done),
                                      "info": {}, "observation": _slim(observation)}}
         steps = [step]
-        summary = _summary(run_id, alerting, observation, reset, task_dir, policy, seed, agent)
+        summary = _summary(store, alerting, observation, reset, task_dir, policy, seed, agent)
         agent.begin(task_dir or Path("."), instruction, seed)
         done, last_output = bool(first.done), None
-        _write(run_dir, steps, summary, started, total, final=False)
+        store.append(step)
+        _write(store, steps, summary, started, total, final=False)
         while not done and len(steps) - 1 < max_steps:
             decision = agent.decide(last_output)
             if decision is None:
@@ -117,59 +134,46 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, run_id: str, polic
                 len(steps) + 1, decision.name, decision.arguments, last_output, decision.message,
                 extra, llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
                 model=decision.model))
-            _write(run_dir, steps, summary, started, total, final=False)
-    _write(run_dir, steps, summary, started, total, final=True)
-    return run_dir
+            store.append(steps[-1])
+            _write(store, steps, summary, started, total, final=False)
+    _write(store, steps, summary, started, total, final=True)
+    return store.dir
 
 
-def _summary(run_id: str, alerting: bool, observation: dict, reset: dict, task_dir: Path | None,
-             policy: str, seed: int, agent: Agent) -> dict:
+def _summary(store: RunStore, alerting: bool, observation: dict, reset: dict,
+             task_dir: Path | None, policy: str, seed: int, agent: Agent) -> RunSummary:
     task_id = observation.get("task_id") or reset.get("task") or "openenv"
-    requirements, checks = [], []
-    if alerting and task_dir is not None and (task_dir / "tests" / "checks.json").is_file():
-        from alertforge.files import read_json
-
-        catalog = read_json(task_dir / "tests" / "checks.json")
-        requirements = [{k: r[k] for k in ("id", "kind", "weight", "title")}
-                        for r in catalog.get("requirements", [])]
-        checks = [{k: c[k] for k in ("id", "req", "family", "label", "note")}
-                  for c in catalog.get("checks", [])]
-    spec = {}
-    if task_dir is not None and (task_dir / "tests" / "spec.json").is_file():
-        from alertforge.files import read_json
-
-        spec = read_json(task_dir / "tests" / "spec.json")
-    return {
-        "version": run_format.RUN_VERSION, "run_id": run_id,
-        "kind": "alerting" if alerting else "episode", "status": "running",
-        "task": {"id": str(task_id), "dir": str(task_dir) if task_dir else None,
-                 "workflow": spec.get("workflow"), "tier": spec.get("tier"),
-                 "seed": reset.get("seed")},
-        "policy": policy, "seed": seed, "model": agent.model,
-        "agent": {"name": run_format.AGENT_NAME, "version": run_format.__version__},
-        "steps": 0, "final": None, "requirements": requirements, "checks": checks,
-        "started_at": run_format.now(), "finished_at": None,
-        "timings": {"wall_s": 0.0, "grade_s": 0.0, "grades": 0}, "error": None,
-        "source": "openenv", "openenv": {"reset": reset},
-    }
+    requirements, checks, fingerprint = [], [], None
+    spec: dict = {}
+    if task_dir is not None:
+        tree = Tree(task_dir)
+        if alerting and tree.is_file("tests/checks.json"):
+            catalog = parse(CheckCatalog, tree.read_json("tests/checks.json"),
+                            task_dir / "tests" / "checks.json", "check catalog")
+            requirements, checks = catalog.requirement_refs(), catalog.check_refs()
+        if tree.is_file("tests/spec.json"):
+            spec = tree.read_json("tests/spec.json")
+        fingerprint = task_fingerprint(task_dir)
+    return new_summary(
+        store, kind="alerting" if alerting else "episode", source="openenv",
+        task=TaskRef(id=slug_id(str(task_id)), dir=str(task_dir) if task_dir else None,
+                     workflow=spec.get("workflow"), tier=spec.get("tier"), seed=reset.get("seed"),
+                     fingerprint=fingerprint),
+        policy=policy, seed=seed, model=agent.model,
+        agent=AgentRef(name=run_format.AGENT_NAME, version=run_format.__version__),
+        final=None, requirements=requirements, checks=checks, started_at=run_format.now(),
+        finished_at=None, timings=Timings(), error=None, openenv={"reset": reset},
+        legacy_id=store.run_id.rsplit("__", 1)[0])
 
 
-def _write(run_dir: Path, steps: list[dict], summary: dict, started: float, total: float,
+def _write(store: RunStore, steps: list[dict], summary: RunSummary, started: float, total: float,
            *, final: bool) -> None:
-    doc = run_format.trajectory(summary["run_id"], steps)
-    run_format.validate(doc)
-    write_json(run_dir / "trajectory.json", doc)
-    summary = dict(summary, steps=len(steps))
-    summary["timings"] = dict(summary["timings"], wall_s=round(time.perf_counter() - started, 3))
-    last: dict[str, Any] | None = next((s["extra"]["grade"] for s in reversed(steps)
-                                        if "grade" in (s.get("extra") or {})), None)
-    if last is not None:
-        summary["final"] = {"reward": last["reward"], "solved": bool(last["keys"]["solved"]),
-                            "keys": last["keys"], "requirements": last["requirements"]}
-    else:
-        summary["final"] = {"reward": total, "solved": None, "keys": {}, "requirements": {}}
-    summary["openenv"] = dict(summary["openenv"], reward_sum=total)
+    result = run_format.final_from_grades(steps, "environment") or Final(
+        reward=total, solved=False, keys={}, requirements={}, source="environment")
+    update: dict = {"steps": len(steps), "final": result,
+                    "timings": summary.timings.model_copy(update={
+                        "wall_s": round(time.perf_counter() - started, 3)}),
+                    "openenv": {**(summary.openenv or {}), "reward_sum": total}}
     if final:
-        summary["status"] = "complete"
-        summary["finished_at"] = run_format.now()
-    write_json(run_dir / "run.json", summary)
+        update.update(status="complete", finished_at=run_format.now())
+    store.write(summary.model_copy(update=update), run_format.trajectory(store.run_id, steps))

@@ -36,8 +36,12 @@ from alertforge.ids import slug_id
 from alertforge.paths import TASKS_DIR, task_dirs
 from alertforge.tasks import task_fingerprint, task_id_of
 from alertforge.untrusted import REFUSED, Tree, UnsafeInput
+from contract.base import dump, parse
+from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
+from contract.task import CheckCatalog
 from recorder import run_format
 from recorder.edits import FileTracker, prompt_cwd
+from recorder.run_store import RunStore, make_identity, new_summary
 
 SUMMARY_FILE = "harbor-import.json"
 IMPORT_VERSION = 1
@@ -543,25 +547,37 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
     model = agent_block.get("model_name") or (agent_info.get("model_info") or {}).get("name") or \
         ((result.get("config") or {}).get("agent") or {}).get("model_name")
     prefix = "harbor" if trial.path.is_dir() else "atif"
-    run_id = _safe_name(f"{prefix}__{trial.job}__{trial.name}" if prefix == "harbor"
-                        else f"{prefix}__{trial.name}")
-    run_dir = out / run_id
-    previous = run_dir / "run.json"
-    if previous.is_file():
-        old = read_json(previous)
-        if (old.get("harbor") or {}).get("fingerprint") == trial.fingerprint and \
-                old.get("status") == "complete" and (old.get("task") or {}).get("dir") == (
-                    str(task_dir) if task_dir else None):
-            return _row(old, trial, unchanged=True)
+    readable = _safe_name(f"{prefix}__{trial.job}__{trial.name}" if prefix == "harbor"
+                          else f"{prefix}__{trial.name}")
+    task_fp = task_fingerprint(task_dir) if task_dir else None
+    store = RunStore(out, readable, make_identity(
+        "harbor" if prefix == "harbor" else "atif-file", {"source": str(Path(trial.path).resolve())}))
+    run_id = store.run_id
 
-    catalog = read_json(task_dir / "tests" / "checks.json") if task_dir else {}
+    def changed(old: RunSummary) -> str | None:
+        if (old.harbor or {}).get("fingerprint") != trial.fingerprint:
+            return "the trial's files changed since it was imported: imported again"
+        if old.task.fingerprint != task_fp:
+            return "the matching task changed since the import: imported again"
+        return None
+
+    opened = store.open(replace_if=changed)
+    if opened.state == "unchanged":
+        return _row(dump(opened.summary), trial, unchanged=True, replaced=None)
+
+    if task_dir:
+        catalog_path = task_dir / "tests" / "checks.json"
+        catalog = parse(CheckCatalog, read_json(catalog_path), catalog_path, "check catalog")
+        requirements, checks = catalog.requirement_refs(), catalog.check_refs()
+    else:
+        requirements, checks = [], []
     meta = {"id": names[0] if names else "unknown", "dir": None, "workflow": None, "tier": None,
             "seed": None, "known": False, "name": names[0] if names else None}
     if task_dir:
         spec = read_json(task_dir / "tests" / "spec.json")
         meta.update(id=spec.get("task_id", task_dir.name), dir=str(task_dir), known=True,
                     workflow=spec.get("workflow"), tier=spec.get("tier"), seed=spec.get("seed"),
-                    fingerprint=task_fingerprint(task_dir))
+                    fingerprint=task_fp)
     meta["id"] = _safe_name(meta["id"]) if meta["id"] else "unknown"
     if not task_dir and trial.path.is_file():
         meta["id"], meta["name"] = "unknown", None
@@ -657,43 +673,31 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
     regrade = {"reward": last_grade["reward"], "solved": bool(last_grade["keys"]["solved"])} \
         if last_grade and replay != "terminal-only" else None
     if regrade:
-        final = {"reward": last_grade["reward"], "solved": bool(last_grade["keys"]["solved"]),
-                 "keys": last_grade["keys"], "requirements": last_grade["requirements"],
-                 "source": "regrade"}
+        final = run_format.final_from_grades(steps, "regrade")
     elif reward is not None:
-        final = {"reward": reward, "solved": reward >= 1.0, "keys": {}, "requirements": {},
-                 "source": "harbor"}
+        final = Final(reward=reward, solved=reward >= 1.0, keys={}, requirements={}, source="harbor")
     else:
         final = None
 
     doc = _trajectory_doc(trial, run_id, steps, agent_name)
-    summary = {
-        "version": run_format.RUN_VERSION, "run_id": run_id, "kind": "alerting",
-        "status": "complete", "source": "harbor" if trial.path.is_dir() else "atif-file",
-        "task": meta, "policy": agent_name, "seed": None, "model": model,
-        "agent": {"name": agent_name, "version": str(agent_block.get("version")
-                                                     or agent_info.get("version") or "unknown")},
-        "steps": len(steps), "final": final,
-        "requirements": [{k: r[k] for k in ("id", "kind", "weight", "title")}
-                         for r in catalog.get("requirements", [])],
-        "checks": [{k: c[k] for k in ("id", "req", "family", "label", "note")}
-                   for c in catalog.get("checks", [])],
-        "started_at": result.get("started_at"), "finished_at": result.get("finished_at"),
-        "timings": {"wall_s": round(time.perf_counter() - started, 3),
-                    "grade_s": round(grade_s, 3), "grades": grades},
-        "error": _exception(result),
-        "replay": replay, "graded": grades > 0, "lossy_steps": lossy_steps, "notes": notes,
-        "regrade": regrade, "validation_errors": errors,
-        "harbor": {"job": trial.job, "trial": trial.name, "path": str(trial.path),
-                   "trajectory": str(trial.trajectory_path) if trial.trajectory_path else None,
-                   "schema_version": (trial.trajectory or {}).get("schema_version"),
-                   "reward": reward, "rewards": trial.rewards, "reward_source": trial.reward_source,
-                   "agent_result": result.get("agent_result"), "fingerprint": trial.fingerprint},
-    }
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_json(run_dir / "trajectory.json", doc)
-    write_json(run_dir / "run.json", summary)
-    return _row(summary, trial, unchanged=False)
+    summary = new_summary(
+        store, status="complete", source="harbor" if trial.path.is_dir() else "atif-file",
+        kind="alerting", task=TaskRef(**meta), policy=agent_name, seed=None, model=model,
+        agent=AgentRef(name=agent_name, version=str(agent_block.get("version")
+                                                    or agent_info.get("version") or "unknown")),
+        steps=len(steps), final=final, requirements=requirements, checks=checks,
+        started_at=result.get("started_at"), finished_at=result.get("finished_at"),
+        timings=Timings(wall_s=round(time.perf_counter() - started, 3), grade_s=round(grade_s, 3),
+                        grades=grades),
+        error=_exception(result), replay=replay, graded=grades > 0, lossy_steps=lossy_steps,
+        notes=notes, regrade=regrade, validation_errors=errors, legacy_id=readable,
+        harbor={"job": trial.job, "trial": trial.name, "path": str(trial.path),
+                "trajectory": str(trial.trajectory_path) if trial.trajectory_path else None,
+                "schema_version": (trial.trajectory or {}).get("schema_version"),
+                "reward": reward, "rewards": trial.rewards, "reward_source": trial.reward_source,
+                "agent_result": result.get("agent_result"), "fingerprint": trial.fingerprint})
+    store.write_whole(summary, doc)
+    return _row(dump(summary), trial, unchanged=False, replaced=opened.replaced)
 
 
 def _starting_directory(steps: list[dict]) -> str | None:
@@ -741,7 +745,7 @@ def _trajectory_doc(trial: Trial, run_id: str, steps: list[dict], agent_name: st
     return doc
 
 
-def _row(summary: dict, trial: Trial, *, unchanged: bool) -> dict:
+def _row(summary: dict, trial: Trial, *, unchanged: bool, replaced: str | None) -> dict:
     harbor = summary.get("harbor") or {}
     return {"run_id": summary["run_id"], "path": str(trial.path), "task_id": summary["task"]["id"],
             "task_known": summary["task"].get("known", False), "replay": summary.get("replay"),
@@ -749,7 +753,7 @@ def _row(summary: dict, trial: Trial, *, unchanged: bool) -> dict:
             "harbor_reward": harbor.get("reward"),
             "regrade_reward": (summary.get("regrade") or {}).get("reward"),
             "validation_errors": len(summary.get("validation_errors") or []),
-            "unchanged": unchanged}
+            "unchanged": unchanged, "replaced": replaced}
 
 
 def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -> dict:

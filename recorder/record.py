@@ -1,9 +1,9 @@
 """Record one run: a policy's tool calls on a fresh copy of a task's repo, graded after every change.
 
-Writes ``<out>/<run-id>/`` as it goes (docs/formats.md): ``journal.jsonl`` gets one line per
-finished step, appended and fsynced; ``trajectory.json`` and ``run.json`` are rewritten
-atomically after every step. An interrupted run loses at most the step in flight: run the
-same command again and it resumes from the journal.
+Writes ``<out>/<run-id>/`` through the one run lifecycle (:mod:`recorder.run_store`):
+``journal.jsonl`` gets one line per finished step, appended and fsynced; ``trajectory.json``
+and ``run.json`` are rewritten atomically after every step. An interrupted run loses at most
+the step in flight: run the same command again and it resumes from the journal.
 """
 
 from __future__ import annotations
@@ -12,141 +12,142 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from alertforge.errors import BadInput
-from alertforge.files import read_json, write_json
+from alertforge.files import read_json
 from alertforge.ids import check_id
 from alertforge.tasks import task_fingerprint
+from alertforge.untrusted import Tree
+from contract.base import parse
+from contract.run import AgentRef, RunSummary, TaskRef, Timings
+from contract.task import CheckCatalog, WorldSpec
 from grader.grade import grade
 from recorder import run_format
-from recorder.journal import append_step, read_journal, rewrite_journal
 from recorder.policies import make_agent
+from recorder.run_store import RunStore, make_identity, new_summary
 from recorder.tools import FILE_CHANGING_TOOLS, run_tool
 
+SCRIPTED = ("oracle", "nop", "partial", "mutant", "adversary:")
+"""Deterministic reference policies: a run of one made on another version of its task is
+simply recorded again."""
+DEFAULT_MAX_STEPS = 60
+NOT_DEFINING = frozenset({"api_key_env", "price_input", "price_output", "base_url"})
+"""Policy options that are not the agent: the key's variable, prices (what a run reports) and
+the endpoint's address (where the model is served; a resume may reach it at another port)."""
 
-def run_id_for(task_id: str, policy: str, seed: int) -> str:
-    """``<task-id>__<policy>__s<seed>`` (``:`` in a policy name becomes ``-``)."""
+
+def readable_id(task_id: str, policy: str, seed: int) -> str:
+    """``<task-id>__<policy>__s<seed>`` (``:`` in a policy name becomes ``-``): the readable
+    part of a recorded run's id, and the whole id before run.json version 2."""
     return f"{task_id}__{policy.replace(':', '-')}__s{seed}"
 
 
-def _task_meta(task_dir: Path) -> dict:
+def run_identity(task_id: str, policy: str, seed: int, options: dict | None = None,
+                 max_steps: int = DEFAULT_MAX_STEPS):
+    """What defines a recorded run: the task, the policy and its options, the seed, the step
+    limit (:func:`recorder.run_store.make_identity`)."""
+    behaviour = {k: v for k, v in sorted((options or {}).items()) if k not in NOT_DEFINING}
+    return make_identity("record", {"task": task_id, "policy": policy, "seed": seed,
+                                    "options": behaviour, "max_steps": max_steps})
+
+
+def run_id_for(task_id: str, policy: str, seed: int, options: dict | None = None,
+               max_steps: int = DEFAULT_MAX_STEPS) -> str:
+    """The run id ``record`` gives: ``<readable>__<10 hex of the identity>``."""
+    from recorder.run_store import run_id_of
+
+    return run_id_of(readable_id(task_id, policy, seed), run_identity(task_id, policy, seed, options,
+                                                                      max_steps))
+
+
+def _task_ref(task_dir: Path) -> tuple[TaskRef, CheckCatalog]:
     spec_path = task_dir / "tests" / "spec.json"
-    spec = read_json(spec_path)
-    if not isinstance(spec, dict):
-        raise BadInput(spec_path, "expected a JSON object (the task's world spec)")
-    task_id = check_id(spec.get("task_id", task_dir.name), "task_id", spec_path)
-    return {"id": task_id, "dir": str(task_dir),
-            "workflow": spec.get("workflow"), "tier": spec.get("tier"), "seed": spec.get("seed"),
-            "fingerprint": task_fingerprint(task_dir)}
+    spec = parse(WorldSpec, read_json(spec_path), spec_path, "world spec")
+    task_id = check_id(spec.task_id, "task_id", spec_path)
+    catalog_path = task_dir / "tests" / "checks.json"
+    catalog = parse(CheckCatalog, read_json(catalog_path), catalog_path, "check catalog")
+    return TaskRef(id=task_id, dir=str(task_dir), workflow=spec.workflow, tier=spec.tier,
+                   seed=spec.seed, fingerprint=task_fingerprint(task_dir)), catalog
 
 
-SCRIPTED = ("oracle", "nop", "partial", "mutant", "adversary:")
-"""Deterministic reference policies: a stale run of one is simply recorded again."""
+def _stale_reason(old: RunSummary, task: TaskRef, catalog: CheckCatalog, policy: str) -> str | None:
+    """Why an existing run must be recorded again (its task changed), or None.
 
-
-def _stale(old: dict, meta: dict, catalog: dict) -> bool:
-    """Whether an existing run was recorded on another version of the task: its fingerprint
-    differs, or (runs from before fingerprints) its check ids differ from the catalog's."""
-    recorded = (old.get("task") or {}).get("fingerprint")
-    if recorded:
-        return recorded != meta["fingerprint"]
-    return [c.get("id") for c in old.get("checks") or []] != [c["id"] for c in catalog.get("checks", [])]
+    Raises:
+        BadInput: the task changed under a non-scripted run (an LLM's run cannot be redone).
+    """
+    recorded = old.task.fingerprint
+    changed = (recorded != task.fingerprint) if recorded else (
+        [c.id for c in old.checks] != [c.id for c in catalog.checks])
+    if not changed:
+        return None
+    if not policy.startswith(SCRIPTED):
+        raise BadInput(Path(old.task.dir or ".") / "tests", f"task {task.id} changed since run "
+                       f"{old.run_id} was recorded (its files or checks differ); move that run "
+                       "folder away or record into another --out")
+    return f"task {task.id} changed since it was recorded: recorded again"
 
 
 def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("runs"),
-               resume: bool = True, options: dict | None = None, max_steps: int = 60) -> Path:
+               resume: bool = True, options: dict | None = None,
+               max_steps: int = DEFAULT_MAX_STEPS, report=None) -> Path:
     """Record ``policy`` on the task at ``task_dir``; returns the run folder.
 
-    ``options`` go to an interactive agent's factory (model, base URL, ...); at most
-    ``max_steps`` agent steps are taken.
+    ``options`` go to an interactive agent's factory (model, base URL, ...) and are part of
+    the run's identity; at most ``max_steps`` agent steps are taken. ``report(line)`` is told
+    when an old run is replaced.
 
-    A complete run in ``out`` is returned as it is; an interrupted one resumes. A run recorded
-    on another version of the task (``task.fingerprint`` in run.json differs) is recorded
-    again when its policy is a scripted reference policy, and refused otherwise.
+    A complete run of the same identity in ``out`` is returned as it is; an interrupted one
+    resumes. A run recorded on another version of the task (``task.fingerprint`` differs) is
+    recorded again when its policy is a scripted reference policy, and refused otherwise;
+    ``resume=False`` (``--fresh``) records anew.
 
     Raises:
-        BadInput: unknown policy, a task folder without its spec/catalog/solution, or a
-            non-scripted run recorded on another version of the task.
+        BadInput: unknown policy, a task folder without its spec/catalog/solution, a run
+            folder holding another run, or a non-scripted run recorded on another version of
+            the task.
     """
     task_dir = Path(task_dir).resolve()
     agent = make_agent(policy, task_dir, seed, options)
-    meta = _task_meta(task_dir)
-    run_id = check_id(run_id_for(meta["id"], policy, seed), "run id", f"--policy {policy}")
-    if Path(out).exists() and not Path(out).is_dir():
-        raise BadInput(out, "output path exists and is not a folder")
-    run_dir = Path(out) / run_id
-    journal = run_dir / "journal.jsonl"
-    if run_dir.exists():
-        existing = run_dir / "run.json"
-        if resume and (existing.exists() or existing.is_symlink()):
-            old = read_json(existing)
-            if not isinstance(old, dict):
-                raise BadInput(existing, "not a run summary (expected a JSON object); move this "
-                               "run folder away or record with --fresh")
-            if _stale(old, meta, read_json(task_dir / "tests" / "checks.json")):
-                if not policy.startswith(SCRIPTED):
-                    raise BadInput(existing, f"recorded on another version of task {meta['id']} "
-                                   "(its files or checks changed since); move this run folder "
-                                   "away or record into another --out")
-                shutil.rmtree(run_dir)  # a scripted policy: recording it again gives the same run
-            elif old.get("status") == "complete":
-                return run_dir
-        if not resume and run_dir.exists():
-            shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    done = read_journal(journal) if resume else []
-    if done:  # rewrite without a torn tail
-        rewrite_journal(journal, done)
-
-    started = time.perf_counter()
-    catalog = read_json(task_dir / "tests" / "checks.json")
-    summary = {
-        "version": run_format.RUN_VERSION, "run_id": run_id, "kind": "alerting",
-        "status": "running", "task": meta, "policy": policy, "seed": seed, "model": agent.model,
-        "agent": {"name": run_format.AGENT_NAME, "version": run_format.__version__},
-        "steps": 0, "final": None,
-        "requirements": [{k: r[k] for k in ("id", "kind", "weight", "title")}
-                         for r in catalog.get("requirements", [])],
-        "checks": [{k: c[k] for k in ("id", "req", "family", "label", "note")}
-                   for c in catalog.get("checks", [])],
-        "started_at": run_format.now(), "finished_at": None,
-        "timings": {"wall_s": 0.0, "grade_s": 0.0, "grades": 0}, "error": None,
-    }
-    grade_s, grades = 0.0, 0
+    task, catalog = _task_ref(task_dir)
+    identity = run_identity(task.id, policy, seed, options, max_steps)
+    store = RunStore(Path(out), readable_id(task.id, policy, seed), identity)
+    opened = store.open(fresh=not resume,
+                        replace_if=lambda old: _stale_reason(old, task, catalog, policy))
+    if opened.replaced and report is not None:
+        report(f"{store.run_id}: {opened.replaced}")
+    if opened.state == "unchanged":
+        return store.dir
+    summary = new_summary(
+        store, kind="alerting", source="record", task=task, policy=policy, seed=seed,
+        model=agent.model, agent=AgentRef(name=run_format.AGENT_NAME, version=run_format.__version__),
+        requirements=catalog.requirement_refs(), checks=catalog.check_refs(),
+        started_at=(opened.summary.started_at if opened.summary else None) or run_format.now(),
+        finished_at=None, timings=Timings(), error=None, final=None,
+        legacy_id=readable_id(task.id, policy, seed))
+    steps = list(opened.steps)
+    store.start(steps)
+    recording = _Recording(store, summary, steps)
     with tempfile.TemporaryDirectory(prefix="alertforge-run-") as tmp:
         workspace = Path(tmp) / "monitoring"
         shutil.copytree(task_dir / "environment" / "monitoring", workspace)
-        steps: list[dict] = list(done)
-        last_reward = None
-        for step in steps:  # replay finished steps onto the workspace
-            for call in step.get("tool_calls") or []:
-                if call["function_name"] in FILE_CHANGING_TOOLS:
-                    run_tool(workspace, call["function_name"], call["arguments"])
-            grade_info = (step.get("extra") or {}).get("grade")
-            if grade_info:
-                last_reward = grade_info["reward"]
-        instruction = (task_dir / "instruction.md").read_text(encoding="utf-8")
+        recording.replay(workspace)
+        instruction = Tree(task_dir).read_text("instruction.md")
         agent.begin(task_dir, instruction, seed)
         if not steps:
             result = grade(task_dir, workspace)
-            grade_s += result["timings"]["total_s"]
-            grades += 1
-            initial = run_format.grade_summary(result, None)
-            last_reward = initial["reward"]
-            steps.append(run_format.user_step(instruction, initial))
-            append_step(journal, steps[-1])
+            recording.graded(result)
+            recording.add(run_format.user_step(instruction, run_format.grade_summary(result, None)))
         else:
             agent.resume(steps[1:])
-        last_output = None
-        if len(steps) > 1:
-            last_output = steps[-1]["observation"]["results"][0]["content"]
+        last_output = steps[-1]["observation"]["results"][0]["content"] if len(steps) > 1 else None
         finished = any(s.get("tool_calls") and s["tool_calls"][0]["function_name"] == "submit"
                        for s in steps)
         while not finished and len(steps) - 1 < max_steps:
             decision = agent.decide(last_output)
             if decision is None:
                 break
-            step_id = len(steps) + 1
             outcome = run_tool(workspace, decision.name, decision.arguments)
             extra = dict(decision.extra)
             if outcome.changed:
@@ -159,55 +160,65 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
                 except RuntimeError as err:  # promtool/amtool failed in a way no check explains
                     extra["grade_error"] = str(err)
                 else:
-                    grade_s += result["timings"]["total_s"]
-                    grades += 1
-                    extra["grade"] = run_format.grade_summary(result, last_reward)
-                    last_reward = result["reward"]
+                    extra["grade"] = run_format.grade_summary(result, recording.last_reward)
+                    recording.graded(result)
             if outcome.error:
                 extra["tool_error"] = True
-            steps.append(run_format.agent_step(
-                step_id, decision.name, decision.arguments, outcome.output, decision.message, extra,
-                llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
+            recording.add(run_format.agent_step(
+                len(steps) + 1, decision.name, decision.arguments, outcome.output, decision.message,
+                extra, llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
                 model=decision.model))
-            append_step(journal, steps[-1])
-            _write_state(run_dir, run_id, steps, summary, started, grade_s, grades, final=False)
             last_output = outcome.output
             finished = outcome.done
-        _write_state(run_dir, run_id, steps, summary, started, grade_s, grades, final=True)
-    return run_dir
+        recording.finish()
+    return store.dir
 
 
-def _final_grade(steps: list[dict]) -> dict | None:
-    for step in reversed(steps):
-        grade_info = (step.get("extra") or {}).get("grade")
-        if grade_info:
-            return grade_info
-    return None
+class _Recording:
+    """The state of one recording: steps, the last reward level, grading time; writes
+    through the run's store after every step."""
 
+    def __init__(self, store: RunStore, summary: RunSummary, steps: list[dict[str, Any]]):
+        self.store, self.summary, self.steps = store, summary, steps
+        self.started = time.perf_counter()
+        self.grade_s, self.grades = 0.0, 0
+        self.last_reward: float | None = None
 
-def _write_state(run_dir: Path, run_id: str, steps: list[dict], summary: dict, started: float,
-                 grade_s: float, grades: int, final: bool) -> None:
-    doc = run_format.trajectory(run_id, steps)
-    run_format.validate(doc)
-    write_json(run_dir / "trajectory.json", doc)
-    last = _final_grade(steps)
-    summary = dict(summary)
-    summary["steps"] = len(steps)
-    summary["timings"] = {"wall_s": round(time.perf_counter() - started, 3),
-                          "grade_s": round(grade_s, 3), "grades": grades}
-    if last is not None:
-        summary["final"] = {"reward": last["reward"], "solved": bool(last["keys"]["solved"]),
-                            "keys": last["keys"], "requirements": last["requirements"]}
-    if final:
-        summary["status"] = "complete"
-        summary["finished_at"] = run_format.now()
-    write_json(run_dir / "run.json", summary)
+    def replay(self, workspace: Path) -> None:
+        """Put the journal's file changes back onto a fresh workspace (no grading)."""
+        for step in self.steps:
+            for call in step.get("tool_calls") or []:
+                if call["function_name"] in FILE_CHANGING_TOOLS:
+                    run_tool(workspace, call["function_name"], call["arguments"])
+            grade_info = (step.get("extra") or {}).get("grade")
+            if grade_info:
+                self.last_reward = grade_info["reward"]
+
+    def graded(self, result: dict) -> None:
+        self.grade_s += result["timings"]["total_s"]
+        self.grades += 1
+        self.last_reward = result["reward"]
+
+    def add(self, step: dict[str, Any]) -> None:
+        self.steps.append(step)
+        self.store.append(step)
+        self._write()
+
+    def finish(self) -> None:
+        self._write(status="complete", finished_at=run_format.now())
+
+    def _write(self, **fields: Any) -> None:
+        self.summary = self.summary.model_copy(update={
+            "steps": len(self.steps), "final": run_format.final_from_grades(self.steps, "grade"),
+            "timings": Timings(wall_s=round(time.perf_counter() - self.started, 3),
+                               grade_s=round(self.grade_s, 3), grades=self.grades),
+            **fields})
+        self.store.write(self.summary, run_format.trajectory(self.store.run_id, self.steps))
 
 
 def load_run(run_dir: Path) -> dict:
-    """run.json of a run folder (BadInput when missing or malformed)."""
+    """run.json of a run folder as a dict (BadInput when missing or not a run summary)."""
     path = Path(run_dir) / "run.json"
     data = read_json(path)
-    if not isinstance(data, dict) or "run_id" not in data:
-        raise BadInput(path, "not a run summary (no run_id)")
+    parse(RunSummary, data, path, "run summary")
     return data

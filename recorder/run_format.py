@@ -13,9 +13,9 @@ import atif
 import pydantic
 
 from alertforge import __version__
+from contract.run import Final
 
 SCHEMA_VERSION = "ATIF-v1.6"
-RUN_VERSION = 1
 AGENT_NAME = "alertforge-reference"
 
 
@@ -46,6 +46,18 @@ def grade_summary(result: dict, previous_reward: float | None) -> dict:
         "failed": {c["id"]: c["detail"] for c in result["checks"] if c["passed"] is False},
         "grade_s": result.get("timings", {}).get("total_s"),
     }
+
+
+def final_from_grades(steps: list[dict], source: str) -> Final | None:
+    """The final result of an alerting run: its last graded step's level, keys and
+    requirements (None when no step was graded). ``source`` says who graded (``grade`` while
+    recording, ``regrade`` for an import re-graded here)."""
+    for step in reversed(steps):
+        grade = (step.get("extra") or {}).get("grade")
+        if grade:
+            return Final(reward=grade["reward"], solved=bool(grade["keys"]["solved"]),
+                         keys=grade["keys"], requirements=grade["requirements"], source=source)
+    return None
 
 
 def user_step(instruction: str, initial_grade: dict | None) -> dict:

@@ -110,3 +110,54 @@ def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
         summary = read_json(run_dir / "run.json")
         runs[(summary["task"]["id"], summary["policy"])] = run_dir
     return runs
+
+
+def readable(run_id: str) -> str:
+    """The readable part of a run id (``<readable>__<10 hex digest>``), the id before run.json
+    version 2: what tests name runs by."""
+    head, _, tail = run_id.rpartition("__")
+    return head if head and len(tail) == 10 and all(c in "0123456789abcdef" for c in tail) else run_id
+
+
+def site_run_id(site: Path, name: str) -> str:
+    """The run id in an exported site for ``name`` (a run id, or its readable part via the
+    site's data/aliases.json)."""
+    import json
+
+    if (site / "data" / "runs" / f"{name}.json").is_file():
+        return name
+    aliases = json.loads((site / "data" / "aliases.json").read_bytes())
+    return aliases.get(name, name)
+
+
+def find_run(out: Path, name: str) -> Path:
+    """The run folder under ``out`` whose id is ``name`` or has ``name`` as its readable part."""
+    if (out / name).is_dir():
+        return out / name
+    found = [p for p in out.iterdir() if p.is_dir() and readable(p.name) == name]
+    assert len(found) == 1, (name, sorted(p.name for p in out.iterdir()))
+    return found[0]
+
+
+def assert_run_matches_schema(folder: Path) -> None:
+    """run.json validates against the committed docs/schemas/run.schema.json (and its step
+    blocks against step-extra-*.schema.json), trajectory.json against the atif models."""
+    import json
+
+    import atif
+    import jsonschema
+
+    schemas = Path(__file__).resolve().parents[1] / "docs" / "schemas"
+
+    def schema(name):
+        return json.loads((schemas / f"{name}.schema.json").read_text())
+
+    jsonschema.validate(json.loads((folder / "run.json").read_text()), schema("run"))
+    trajectory = json.loads((folder / "trajectory.json").read_text())
+    atif.Trajectory.model_validate(trajectory)
+    for step in trajectory["steps"]:
+        extra = step.get("extra") or {}
+        if "grade" in extra:
+            jsonschema.validate(extra["grade"], schema("step-extra-grade"))
+        if "env" in extra:
+            jsonschema.validate(extra["env"], schema("step-extra-env"))

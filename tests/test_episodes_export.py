@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import readable, site_run_id
 
 from exporter.episodes import episode_failures, penalty_kinds, service_changes
 from exporter.export import export_site
@@ -22,12 +23,12 @@ def site(tmp_path_factory) -> Path:
 
 
 def run_file(site: Path, run_id: str) -> dict:
-    return json.loads((site / "data" / "runs" / f"{run_id}.json").read_bytes())
+    return json.loads((site / "data" / "runs" / f"{site_run_id(site, run_id)}.json").read_bytes())
 
 
 def test_index_lists_the_episodes_with_their_final_scores(site):
     index = json.loads((site / "data" / "index.json").read_bytes())
-    rows = {row["run_id"]: row for row in index["runs"]}
+    rows = {readable(row["run_id"]): row for row in index["runs"]}
     assert len(rows) == 16
     assert {row["kind"] for row in rows.values()} == {"episode"}
     assert {row["workflow"] for row in rows.values()} == {"aria"}
@@ -84,7 +85,7 @@ def test_penalty_kinds_from_real_episodes(site):
     failures = episode_failures(run_file(site, "aria-easy__poor__s42"))
     assert failures[0] == {
         "kind": "collateral restart",
-        "run_id": "aria-easy__poor__s42",
+        "run_id": site_run_id(site, "aria-easy__poor__s42"),
         "task_id": "aria-easy",
         "step": 1,
         "action": "restart_service",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import atif
 import pytest
+from conftest import readable
 
 from recorder.episodes.score import next_total, score_parts
 from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
@@ -156,11 +157,21 @@ def test_bad_transcript_is_bad_input_naming_the_file_and_nothing_is_written(tmp_
     assert result.returncode == 2 and "not-json.json" in result.stderr
 
 
-def test_two_transcripts_with_one_run_id_are_bad_input(tmp_path):
+def test_the_same_transcript_twice_is_one_run_and_an_edited_one_is_another(tmp_path):
     copy = tmp_path / "copy.json"
     copy.write_bytes(TRANSCRIPTS[0].read_bytes())
     result = cli("import-episodes", str(TRANSCRIPTS[0]), str(copy), "--out", str(tmp_path / "o"))
-    assert result.returncode == 2 and "copy.json" in result.stderr
+    assert result.returncode == 0 and len(list((tmp_path / "o").iterdir())) == 1
+    edited = load(TRANSCRIPTS[0])
+    edited["reset"]["latency_ms"] = edited["reset"].get("latency_ms", 0) + 1
+    copy.write_text(json.dumps(edited))
+    result = cli("import-episodes", str(TRANSCRIPTS[0]), str(copy), "--out", str(tmp_path / "o"))
+    assert result.returncode == 0, result.stderr
+    names = sorted(p.name for p in (tmp_path / "o").iterdir())
+    assert len(names) == 2 and len({readable(name) for name in names}) == 1
+    site = tmp_path / "site"
+    assert cli("export", str(tmp_path / "o"), "--out", str(site)).returncode == 0
+    assert len(json.loads((site / "data" / "index.json").read_bytes())["runs"]) == 2
 
 
 def test_cli_imports_into_out(tmp_path):
@@ -170,7 +181,7 @@ def test_cli_imports_into_out(tmp_path):
     for transcript in TRANSCRIPTS[:2]:
         data = load(transcript)
         expected.append(f"aria-{data['task_id']}__{data['variant']}__s{data['seed']}")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(expected)
+    assert sorted(readable(p.name) for p in tmp_path.iterdir()) == sorted(expected)
 
 
 def test_demo_imports_the_16_example_episodes(tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 import atif
 import pytest
 from aria_contract_server import ContractServer
+from conftest import find_run, readable
 
 from recorder.episodes.llm_policy import ACTION_TOOLS, action_from_call
 from recorder.episodes.policies import ACTION_FIELDS, ACTION_TYPES
@@ -116,7 +117,7 @@ def test_protocol_llm_episode_records_actions_rewards_totals_and_metrics(aria, t
         server.stop()
     assert result.returncode == 0, result.stderr
     run_dir = Path(result.stdout.strip())
-    assert run_dir.name == "aria-easy__llm__s42"
+    assert readable(run_dir.name) == "aria-easy__llm__s42"
 
     # what the model was sent: the key, the 14 tools, every call answered with its result
     assert len(requests) == 5  # done after the 5th action: nothing asked after it
@@ -175,7 +176,7 @@ def test_protocol_llm_episode_stops_at_the_step_limit(aria, tmp_path):
         requests = server.requests()
     finally:
         server.stop()
-    run_dir = tmp_path / "runs" / "aria-easy__llm__s42"
+    run_dir = find_run(tmp_path / "runs", "aria-easy__llm__s42")
     steps = load(run_dir / "trajectory.json")["steps"][1:]
     assert [s["tool_calls"][0]["function_name"] for s in steps] == ["read_logs", "read_metrics"]
     assert [s["extra"]["env"]["reward"] for s in steps] == EASY_REWARDS[:2]
@@ -196,7 +197,7 @@ def test_protocol_llm_episode_resumes_after_an_endpoint_error(aria, tmp_path):
     finally:
         first.stop()
     assert failed.returncode == 1 and "model endpoint error" in failed.stderr
-    run_dir = tmp_path / "runs" / "aria-easy__llm__s42"
+    run_dir = find_run(tmp_path / "runs", "aria-easy__llm__s42")
     assert load(run_dir / "run.json")["status"] == "running"
     assert len(load(run_dir / "trajectory.json")["steps"]) == 3
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from aria_contract_server import ContractServer
+from conftest import assert_run_matches_schema, find_run, readable
 
 from alertforge.errors import BadInput
 from recorder.episodes.client import EnvironmentFailure, HttpEnvironment, WebSocketEnvironment
@@ -98,8 +99,9 @@ def assert_same_as_import(run_dir: Path, imported_dir: Path) -> None:
 def test_contract_http_recording_equals_the_imported_transcript(server, imported, tmp_path, name):
     run_dir = record(server, name, tmp_path, "http")
     assert_same_as_import(run_dir, imported[name])
+    assert_run_matches_schema(run_dir)
     run = load(run_dir / "run.json")
-    assert run["env"]["transport"] == "http" and run["seed"] == load(TRANSCRIPTS[name])["seed"]
+    assert run["source"] == "aria" and run["env"]["transport"] == "http" and run["seed"] == load(TRANSCRIPTS[name])["seed"]
     assert [r[1] for r in server.requests] == ["/reset"] + ["/step"] * len(actions_of(name)) + [
         "/state"
     ]
@@ -188,7 +190,7 @@ def test_contract_shared_http_session_interference_fails_the_run(server, tmp_pat
     )
     with pytest.raises(EnvironmentFailure, match="another episode"):
         record_episode(server.url, "easy", 42, policy, out=tmp_path)
-    run = load(tmp_path / "aria-easy__interrupted__s42" / "run.json")
+    run = load(find_run(tmp_path, "aria-easy__interrupted__s42") / "run.json")
     assert run["status"] == "failed" and "shared HTTP environment" in run["error"]
     assert run["steps"] == 2  # the other episode's answer is not recorded as this one's
 
@@ -232,7 +234,7 @@ def test_interrupted_recording_resumes_by_replaying_the_journal(server, imported
     policy = CrashingOnce(actions_of("medium-expert"), label="resumed")
     with pytest.raises(Crash):
         record_episode(server.url, "medium", 42, policy, out=tmp_path)
-    run_dir = tmp_path / "aria-medium__resumed__s42"
+    run_dir = find_run(tmp_path, "aria-medium__resumed__s42")
     assert load(run_dir / "run.json")["status"] == "running"
     with open(run_dir / "journal.jsonl", "ab") as journal:
         journal.write(b'{"step_id": 5, "torn')  # a write cut short by the crash
@@ -308,7 +310,7 @@ def test_cli_records_over_ws_with_an_actions_file(server, imported, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     run_dir = Path(result.stdout.strip())
-    assert run_dir.name == "aria-easy__scripted-easy__s42"
+    assert readable(run_dir.name) == "aria-easy__scripted-easy__s42"
     assert_same_as_import(run_dir, imported["easy-expert"])
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from conftest import fixture_tasks
+from conftest import fixture_tasks, site_run_id
 
 from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
 
@@ -65,7 +65,7 @@ def episode_site(tmp_path_factory):
 
 
 def run_file(site, run_id: str) -> dict:
-    return json.loads((site[0] / "data" / "runs" / f"{run_id}.json").read_bytes())
+    return json.loads((site[0] / "data" / "runs" / f"{site_run_id(site[0], run_id)}.json").read_bytes())
 
 
 def open_step(page, site, run_id: str, n: int) -> None:

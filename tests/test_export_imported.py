@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import find_run, readable
+
 from alertforge.files import read_json
 from exporter.export import export_site
 from recorder.harbor_import import import_harbor
@@ -15,7 +17,7 @@ def test_real_trajectories_export_every_step_and_what_their_edits_did(tmp_path):
     summary = import_harbor(sorted(REAL.glob("*.trajectory.json")), tmp_path / "runs")
     assert len(summary["imported"]) == 2 and not summary["skipped"]
     export_site([tmp_path / "runs"], tmp_path / "site")
-    runs = {row["run_id"]: read_json(tmp_path / "site" / "data" / "runs" / f"{row['run_id']}.json")
+    runs = {readable(row["run_id"]): read_json(tmp_path / "site" / "data" / "runs" / f"{row['run_id']}.json")
             for row in summary["imported"]}
 
     openhands = runs["atif__openhands__hello-world"]
@@ -27,7 +29,7 @@ def test_real_trajectories_export_every_step_and_what_their_edits_did(tmp_path):
     # Terminus-2 only echoes to the terminal: no file is written, and the step says so
     terminus = runs["atif__terminus_2__hello-world-timeout"]
     assert not [s for s in terminus["steps"] if s.get("diff")]
-    trajectory = read_json(tmp_path / "runs" / "atif__terminus_2__hello-world-timeout" / "trajectory.json")
+    trajectory = read_json(find_run(tmp_path / "runs", "atif__terminus_2__hello-world-timeout") / "trajectory.json")
     notes = [n for s in trajectory["steps"] for n in ((s.get("extra") or {}).get("replay") or {}).get("notes", [])]
     assert any("no file written" in n for n in notes), notes
     tools = [s["tool"]["name"] for s in terminus["steps"] if s.get("tool")]

@@ -85,6 +85,7 @@ def test_fixture_trajectories_are_valid_atif():
 def test_export_writes_the_contract_files(exported):
     files = sorted(p.relative_to(exported).as_posix() for p in exported.rglob("*.json"))
     assert [f for f in files if not f.startswith(("data/search/", "data/runs-index/"))] == [
+        "data/aliases.json",
         "data/home.json",
         "data/index.json",
         *[f"data/run-heads/{run_id}.json" for run_id in RUN_IDS],
@@ -105,7 +106,9 @@ def test_export_writes_the_contract_files(exported):
 
 def test_index_matches_contract_and_run_files(exported):
     index = load(exported / "data" / "index.json")
-    assert set(index) == {"version", "generated_by", "tasks", "runs", "leaderboard"}
+    assert set(index) == {"version", "generated_by", "tasks", "runs", "leaderboard",
+                          "leaderboard_all", "incomplete_runs"}
+    assert index["incomplete_runs"] == 0 and index["leaderboard_all"] == index["leaderboard"]
     assert [row["run_id"] for row in index["runs"]] == RUN_IDS
     for row in index["runs"]:
         assert set(row) == {
@@ -120,6 +123,7 @@ def test_index_matches_contract_and_run_files(exported):
             "solved",
             "steps",
             "agent",
+            "status",
         }
         run_json = load(FIXTURE_RUNS / row["run_id"] / "run.json")
         assert row["reward"] == run_json["final"]["reward"]
@@ -198,7 +202,9 @@ def test_reexport_removes_stale_run_heads(tmp_path):
 
 def test_run_steps_follow_the_trajectory_grades(exported):
     run = load(exported / "data" / "runs" / "fixture-oracle-s1.json")
-    assert set(run) == {"run_id", "kind", "task_id", "policy", "model", "seed", "final", "steps"}
+    assert set(run) == {"run_id", "kind", "task_id", "policy", "model", "seed", "status", "error",
+                        "final", "steps"}
+    assert run["status"] == "complete" and run["error"] is None
     trajectory = load(FIXTURE_RUNS / "fixture-oracle-s1" / "trajectory.json")
     steps = run["steps"]
     assert [s["n"] for s in steps] == list(range(len(trajectory["steps"])))
@@ -315,7 +321,7 @@ def test_malformed_run_json_is_bad_input_and_keeps_previous_export(runs_copy, tm
 @pytest.mark.parametrize(
     ("file_name", "content", "problem"),
     [
-        ("run.json", '{"kind": "alerting", "task": {"id": "t"}}', "run_id"),
+        ("run.json", '{"kind": "alerting", "task": {"id": "t"}}', "run summary"),
         ("run.json", "[1, 2]", "object"),
         (
             "trajectory.json",
@@ -410,9 +416,9 @@ def test_task_runs_file_lists_the_runs_of_one_task(exported):
         "task_id": "fixture-checkout",
         "runs": [
             {"run_id": "fixture-oracle-s1", "policy": "oracle", "model": None, "reward": 1.0,
-             "solved": True, "steps": 5},
+             "solved": True, "steps": 5, "status": "complete"},
             {"run_id": "fixture-partial-s1", "policy": "partial", "model": None, "reward": 0.126,
-             "solved": False, "steps": 4},
+             "solved": False, "steps": 4, "status": "complete"},
         ],
     }
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from conftest import fixture_tasks
+from conftest import fixture_tasks, readable
 
 from exporter.export import export_site
 from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
@@ -154,7 +154,7 @@ def test_each_kind_page_counts_the_runs_and_steps_that_hit_it(site, kind):
     assert int(steps) == sum(len(s) for s in expected.values())
     group_steps = [int(n) for n in re.findall(r'runs?, <span data-field="steps">(\d+)<', html)]
     assert sum(group_steps) == int(steps)
-    listed = {(e["data-run-id"], int(e["data-step"])) for e in parse(page_of(site, kind)).examples}
+    listed = {(readable(e["data-run-id"]), int(e["data-step"])) for e in parse(page_of(site, kind)).examples}
     assert listed == {(run_id, n) for run_id, ns in expected.items() for n in ns}
 
 
@@ -171,7 +171,7 @@ def test_examples_link_to_the_penalized_step(site):
             query = parse_qs(href.query)
             run_id, n = query["run"][0], int(query["step"][0])
             assert (run_id, n) == (example["data-run-id"], int(example["data-step"]))
-            call = calls[run_id][n]
+            call = calls[readable(run_id)][n]
             site_step = json.loads((site / "data" / "runs" / f"{run_id}.json").read_bytes())[
                 "steps"
             ][n]
@@ -199,7 +199,7 @@ def test_steps_of_one_action_are_grouped_by_detail(site):
 
 def test_every_negative_reward_is_on_some_penalty_page(site):
     listed = {
-        (e["data-run-id"], int(e["data-step"]))
+        (readable(e["data-run-id"]), int(e["data-step"]))
         for page in (site / "gallery").glob("penalty-*.html")
         for e in parse(page).examples
     }

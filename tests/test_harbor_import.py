@@ -10,6 +10,7 @@ from pathlib import Path
 
 import atif
 import pytest
+from conftest import find_run
 
 from alertforge.files import read_json
 from alertforge.paths import TASKS_DIR
@@ -26,7 +27,7 @@ EXACT, SED, NO_TRAJECTORY, BROKEN = (f"af-001-slo-onboarding-easy-s1__{suffix}" 
 
 
 def _run(out: Path, trial: str) -> tuple[dict, dict]:
-    folder = out / f"harbor__{JOB.name}__{trial}"
+    folder = find_run(out, f"harbor__{JOB.name}__{trial}")
     return read_json(folder / "run.json"), read_json(folder / "trajectory.json")
 
 
@@ -138,10 +139,10 @@ def test_real_atif_trajectories_import_as_ungraded_runs_showing_every_call(tmp_p
                 for r in (s.get("observation") or {}).get("results", [])] == outputs
         assert [s["message"] for s in doc["steps"]] == [s["message"] for s in original["steps"]]
         read_run_folder(tmp_path / row["run_id"])
-    openhands = read_json(tmp_path / "atif__openhands__hello-world" / "trajectory.json")
+    openhands = read_json(find_run(tmp_path, "atif__openhands__hello-world") / "trajectory.json")
     edits = [e for s in openhands["steps"] for e in _extra(s).get("edits", [])]
     assert edits == [{"path": "/app/hello.txt", "content": "Hello, world!"}]
-    terminus_dir = tmp_path / "atif__terminus_2__hello-world-timeout"
+    terminus_dir = find_run(tmp_path, "atif__terminus_2__hello-world-timeout")
     terminus = read_json(terminus_dir / "trajectory.json")
     assert not any("edits" in _extra(s) for s in terminus["steps"])
     assert "prints to the terminal" in terminus["steps"][1]["extra"]["replay"]["notes"][0]
@@ -162,7 +163,7 @@ def test_cli_lists_an_unreadable_trial_on_stderr_and_a_missing_job_is_bad_input(
                          text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert f"skipped {job / BROKEN}" in out.stderr and "1 skipped" in out.stdout
-    run = read_json(tmp_path / "runs" / f"harbor__job__{trial.name}" / "run.json")
+    run = read_json(find_run(tmp_path / "runs", f"harbor__job__{trial.name}") / "run.json")
     assert run["task"]["id"] == "hello-world" and run["task"]["known"] is False
     assert run["final"]["reward"] == 1.0 and run["final"]["source"] == "harbor"
     missing = subprocess.run([*cli, str(tmp_path / "nope")], capture_output=True, text=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from alertforge.files import read_json
 from alertforge.paths import TASKS_DIR, task_dirs
-from recorder.record import record_run
+from recorder.record import record_run, run_id_for
 
 TASK = task_dirs(TASKS_DIR)[0]
 
@@ -30,14 +30,14 @@ def test_kill_9_mid_recording_then_rerun_completes_every_run_exactly(tmp_path):
     proc = subprocess.Popen(_command(tasks, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 240
-    oracle_journal = out / f"{TASK.name}__oracle__s0" / "journal.jsonl"
+    oracle_journal = out / run_id_for(TASK.name, "oracle", 0) / "journal.jsonl"
     while time.monotonic() < deadline:  # kill once the oracle run is part-way through
         if oracle_journal.exists() and len(oracle_journal.read_bytes().splitlines()) >= 7:
             break
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    summary = read_json(out / f"{TASK.name}__oracle__s0" / "run.json")
+    summary = read_json(out / run_id_for(TASK.name, "oracle", 0) / "run.json")
     assert summary["status"] == "running"  # really interrupted
 
     rerun = subprocess.run(_command(tasks, out), capture_output=True, text=True, timeout=600, check=False)
@@ -46,7 +46,7 @@ def test_kill_9_mid_recording_then_rerun_completes_every_run_exactly(tmp_path):
     for policy in ("oracle", "partial"):
         clean = record_run(TASK, policy, out=tmp_path / "clean")
         expected = read_json(clean / "trajectory.json")["steps"]
-        run_dir = out / f"{TASK.name}__{policy}__s0"
+        run_dir = out / run_id_for(TASK.name, policy, 0)
         got = read_json(run_dir / "trajectory.json")["steps"]
         assert read_json(run_dir / "run.json")["status"] == "complete"
         assert [s["step_id"] for s in got] == list(range(1, len(expected) + 1))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import atif
 import pytest
+from conftest import find_run
 
 from alertforge.files import read_json
 from alertforge.paths import TASKS_DIR, task_dirs
@@ -86,7 +87,7 @@ def test_protocol_llm_run_records_tool_calls_grades_metrics_and_resumes(tmp_path
     try:
         with pytest.raises(llm_agent.LLMError, match="scripted outage"):
             record_run(TASK, "llm", out=tmp_path / "runs", options=_options(server.url))
-        run_dir = tmp_path / "runs" / f"{TASK.name}__llm__s0"
+        run_dir = find_run(tmp_path / "runs", f"{TASK.name}__llm__s0")
         assert read_json(run_dir / "run.json")["status"] == "running"
         record_run(TASK, "llm", out=tmp_path / "runs", options=_options(server.url))
         requests = server.requests()

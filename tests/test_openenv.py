@@ -12,6 +12,7 @@ from pathlib import Path
 
 import atif
 import pytest
+from conftest import assert_run_matches_schema
 
 from alertforge.files import read_json
 from alertforge.paths import REPO_ROOT, TASKS_DIR
@@ -56,12 +57,13 @@ def test_run_driven_through_openenv_sums_step_rewards_to_the_final_reward(server
     agent = ScriptedAgent([("read_file", {"path": "README.md"})] + [
         ("write_file", {"path": f"rules/{name}", "content": (solution / name).read_text()})
         for name in ("slo-recording.yml",)] + [("list_files", {}), ("submit", {})])
-    run_dir = record_openenv(server_url, agent, out=tmp_path, run_id="openenv-scripted",
+    run_dir = record_openenv(server_url, agent, out=tmp_path, readable="openenv-scripted",
                              policy="scripted", reset={"task": TASK.name, "seed": 0}, task_dir=TASK)
     doc = read_json(run_dir / "trajectory.json")
     atif.Trajectory.model_validate(doc)
     run = read_json(run_dir / "run.json")
-    assert run["kind"] == "alerting" and run["status"] == "complete"
+    assert_run_matches_schema(run_dir)
+    assert run["kind"] == "alerting" and run["status"] == "complete" and run["source"] == "openenv"
     steps = doc["steps"]
     assert steps[-1]["tool_calls"][0]["function_name"] == "submit"
     rewards = [s["extra"]["env"]["reward"] for s in steps[1:]]

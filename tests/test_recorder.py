@@ -13,7 +13,7 @@ from alertforge.errors import BadInput
 from alertforge.files import read_json
 from alertforge.paths import TASKS_DIR, task_dirs
 from recorder import llm_agent  # noqa: F401  (registers the llm policy)
-from recorder.record import record_run
+from recorder.record import record_run, run_id_for, run_identity
 from recorder.tools import MAX_WRITE_BYTES, run_tool
 
 TASK = task_dirs(TASKS_DIR)[0]
@@ -76,13 +76,14 @@ def test_a_run_made_on_another_version_of_the_task_is_recorded_again_or_refused(
     assert again["task"]["fingerprint"] != "0" * 64 and again["status"] == "complete"
     # an LLM run cannot be replayed: it is refused, and left as it was
     monkeypatch.setenv("ALERTFORGE_TEST_KEY", "unused")
-    llm = tmp_path / run_dir.name.replace("__nop__", "__llm__")
+    options = {"model": "m", "base_url": "http://127.0.0.1:9", "api_key_env": "ALERTFORGE_TEST_KEY"}
+    llm = tmp_path / run_id_for(TASK.name, "llm", 0, options)
     shutil.copytree(run_dir, llm)
-    stale = read_json(llm / "run.json") | {"policy": "llm", "run_id": llm.name,
-                                           "task": summary["task"]}
+    stale = read_json(llm / "run.json") | {
+        "policy": "llm", "run_id": llm.name, "task": summary["task"],
+        "identity": run_identity(TASK.name, "llm", 0, options).model_dump(mode="json")}
     (llm / "run.json").write_text(json.dumps(stale))
     before = (llm / "run.json").read_bytes()
-    with pytest.raises(BadInput, match="another version of task"):
-        record_run(TASK, "llm", out=tmp_path, options={"model": "m", "base_url": "http://127.0.0.1:9",
-                                                        "api_key_env": "ALERTFORGE_TEST_KEY"})
+    with pytest.raises(BadInput, match="changed since run"):
+        record_run(TASK, "llm", out=tmp_path, options=options)
     assert (llm / "run.json").read_bytes() == before

@@ -242,10 +242,10 @@ def _task_with_catalog(tmp_path: Path, change) -> Path:
 
 
 @pytest.mark.parametrize("change, problem", [
-    (lambda c: c["checks"][0].pop("probe"), "has no probe"),
-    (lambda c: c["checks"][0].update(probe="promql"), "probe must be an object"),
-    (lambda c: c["checks"].append(7), "not an object with a string id"),
-    (lambda c: c["requirements"][0].update(weight="3"), "numeric weight"),
+    (lambda c: c["checks"][0].pop("probe"), "checks.0.probe"),
+    (lambda c: c["checks"][0].update(probe="promql"), "checks.0.probe"),
+    (lambda c: c["checks"].append(7), "checks."),
+    (lambda c: c["requirements"][0].update(weight="heavy"), "requirements.0.weight"),
     (lambda c: c["checks"][0]["probe"].pop("expr", None) if c["checks"][0]["probe"]["type"] == "promql"
      else c["checks"][0].update(probe={"type": "promql"}), "promql probe needs"),
 ])

@@ -19,18 +19,16 @@ another client's reset shows up as an EnvironmentFailure instead of a wrong run.
 from __future__ import annotations
 
 import contextlib
-import shutil
+import hashlib
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from alertforge.errors import BadInput
-from alertforge.files import read_json
+from alertforge.untrusted import read_file
 from recorder.episodes.client import EnvironmentFailure, open_environment, server_lock
 from recorder.episodes.policies import EpisodePolicy, make_policy
 from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
-from recorder.journal import read_journal
+from recorder.run_store import RunStore, make_identity
 
 DEFAULT_ACTION_LIMIT = 60
 
@@ -98,23 +96,6 @@ def _step(env, action: dict[str, Any], run: EpisodeRun, url: str) -> StepOutcome
     return outcome
 
 
-def _prepare_folder(out: Path, run_id: str, resume: bool) -> tuple[Path, list[dict[str, Any]]]:
-    if out.exists() and not out.is_dir():
-        raise BadInput(out, "output path exists and is not a folder")
-    run_dir = out / run_id
-    journal = run_dir / "journal.jsonl"
-    if run_dir.exists() and not resume:
-        shutil.rmtree(run_dir)
-    done = read_journal(journal) if resume else []
-    if done and (done[0].get("source") != "user" or "env" not in (done[0].get("extra") or {})):
-        raise BadInput(journal, "not the journal of an episode run (use --fresh to start over)")
-    if done:  # rewrite without a torn tail
-        journal.write_bytes(
-            b"".join(orjson.dumps(s, option=orjson.OPT_SORT_KEYS) + b"\n" for s in done)
-        )
-    return run_dir, done
-
-
 def record_episode(
     env_url: str,
     task_id: str,
@@ -152,27 +133,36 @@ def record_episode(
         else make_policy(policy, seed, actions_file, options)
     )
     label = getattr(chosen, "label", chosen.name)
-    run_id = episode_run_id(task_id, label, seed)
-    out = Path(out)
-    run_dir = out / run_id
-    run_json = run_dir / "run.json"
-    if resume and run_json.is_file():
-        previous = read_json(run_json)
-        if not isinstance(previous, dict):
-            raise BadInput(run_json, "not a run summary (expected a JSON object); move this run "
-                           "folder away or record with --fresh")
-        if previous.get("status") == "complete":
-            return run_dir
-    run_dir, journal = _prepare_folder(out, run_id, resume)
+    store = RunStore(Path(out), episode_run_id(task_id, label, seed),
+                     make_identity("aria", episode_defining(task_id, seed, label, transport,
+                                                            actions_file, options)))
+    opened = store.open(fresh=not resume)
+    if opened.state == "unchanged":
+        return store.dir
+    journal = opened.steps
+    if journal and (journal[0].get("source") != "user" or "env" not in (journal[0].get("extra") or {})):
+        raise BadInput(store.journal, "not the journal of an episode run (use --fresh to start over)")
     env = open_environment(env_url, transport)
     lock = server_lock(env_url) if env.kind == "http" else contextlib.nullcontext()
     with lock:
         try:
-            return _record(
-                env, env_url, chosen, label, task_id, seed, run_dir, journal, action_limit
-            )
+            return _record(env, env_url, chosen, label, task_id, seed, store, journal, action_limit)
         finally:
             env.close()
+
+
+def episode_defining(task_id: str, seed: int | None, policy: str, transport: str,
+                     actions_file: str | Path | None, options: dict[str, Any] | None) -> dict:
+    """What defines a live episode run: task, seed, policy, transport, the actions file's
+    content (sha256) and the policy's options (docs/formats.md "Run identity")."""
+    actions = None
+    if actions_file is not None:
+        actions = hashlib.sha256(read_file(Path(actions_file), cap=16 * 1024 * 1024)).hexdigest()
+    from recorder.record import NOT_DEFINING
+
+    behaviour = {k: v for k, v in sorted((options or {}).items()) if k not in NOT_DEFINING}
+    return {"task": task_id, "seed": seed, "policy": policy, "transport": transport,
+            "actions": actions, "options": behaviour}
 
 
 def _record(
@@ -182,25 +172,28 @@ def _record(
     label: str,
     task_id: str,
     seed: int | None,
-    run_dir: Path,
+    store: RunStore,
     journal: list[dict[str, Any]],
     action_limit: int | None,
 ) -> Path:
     run = EpisodeRun(
-        run_dir,
+        store,
+        source="aria",
         task_id=task_id,
         seed=seed,
         policy=label,
         agent_name=f"alertforge-aria-{policy.name}",
         env={"transport": env.kind, "url": url, "source": None},
     )
-    run.summary["model"] = getattr(policy, "model", None)
-    observation, transport = env.reset(task_id, seed)
+    run.summary.model = getattr(policy, "model", None)
     try:
+        observation, transport = env.reset(task_id, seed)
         if journal:
             _replay(env, journal[1:], url)
+            store.start(journal)  # replayed: the journal without a torn tail
             run.resume(journal)
         else:
+            store.start([])
             run.start(observation, transport)
         policy.resume(run.steps)
         max_steps = (run.observation or {}).get("max_steps")
@@ -224,6 +217,9 @@ def _record(
                 f"{task_id!r}: another client reset the shared environment",
             )
     except EnvironmentFailure as err:
-        run.finish(None, status="failed", error=str(err))
+        if journal and len(run.steps) < len(journal):  # the replay stopped: keep every step
+            store.fail(str(err), run.summary)
+        else:
+            run.finish(None, status="failed", error=str(err))
         raise
     return run.finish(state)

@@ -17,14 +17,18 @@ Rewards are copied as recorded; the running total follows ARIA's clamp rule
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from alertforge.errors import BadInput
 from alertforge.files import read_json
 from alertforge.paths import REPO_ROOT
 from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
+from recorder.run_store import RunStore, make_identity
 
 IMPORT_AGENT = "aria-transcript"
 EXAMPLE_EPISODES = REPO_ROOT / "examples" / "aria-episodes" / "episodes"
@@ -44,11 +48,18 @@ class Transcript:
     steps: list[tuple[dict[str, Any], StepOutcome]]
     state: dict[str, Any] | None
     source: dict[str, Any]
+    digest: str = ""
+    """sha256 of the transcript's content (canonical JSON): what defines its run."""
 
     @property
-    def run_id(self) -> str:
+    def readable(self) -> str:
         """``aria-<task>__<variant>__s<seed>`` (see :func:`episode_run_id`)."""
         return episode_run_id(self.task_id, self.variant, self.seed)
+
+    def store(self, out: Path) -> RunStore:
+        """The run folder of this transcript under ``out``: its id is the readable part and the
+        identity of the transcript's content (an edited transcript is another run)."""
+        return RunStore(out, self.readable, make_identity("transcript", {"transcript": self.digest}))
 
 
 def _require(condition: bool, path: Path, problem: str) -> None:
@@ -184,13 +195,15 @@ def read_transcript(path: str | Path) -> Transcript:
         steps=steps,
         state=state,
         source=source,
+        digest=hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest(),
     )
 
 
 def build_run(transcript: Transcript, out: Path) -> EpisodeRun:
     """The episode run of ``transcript`` in memory (nothing written yet)."""
     run = EpisodeRun(
-        Path(out) / transcript.run_id,
+        transcript.store(Path(out)),
+        source="transcript",
         task_id=transcript.task_id,
         seed=transcript.seed,
         policy=transcript.variant,
@@ -209,11 +222,12 @@ def import_episodes(paths: list[str | Path], out: str | Path = "runs") -> list[P
     """Import every transcript in ``paths`` into ``out/<run-id>/``; returns the run folders.
 
     Every file is read and checked before the first write, so bad input writes nothing.
-    Importing the same transcript again rewrites its run with the same bytes.
+    A transcript already imported (same content) is left as it is; an edited one is a new run
+    (its id holds the content's identity).
 
     Raises:
-        BadInput: a transcript is malformed (see :func:`read_transcript`), two transcripts
-            give the same run id, or ``out`` exists and is not a folder.
+        BadInput: a transcript is malformed (see :func:`read_transcript`), or ``out`` exists
+            and is not a folder.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -223,13 +237,15 @@ def import_episodes(paths: list[str | Path], out: str | Path = "runs") -> list[P
     runs: dict[str, tuple[EpisodeRun, Transcript]] = {}
     for raw in paths:
         transcript = read_transcript(raw)
-        if transcript.run_id in runs:
-            raise BadInput(
-                transcript.path,
-                f"gives run id {transcript.run_id!r}, as {runs[transcript.run_id][1].path} does",
-            )
-        runs[transcript.run_id] = (build_run(transcript, out), transcript)
-    return [
-        run.finish(transcript.state)
-        for run, transcript in (runs[run_id] for run_id in sorted(runs))
-    ]
+        run = build_run(transcript, out)
+        if run.run_id in runs:
+            continue  # the same transcript given twice: one run
+        runs[run.run_id] = (run, transcript)
+    written = []
+    for run_id in sorted(runs):
+        run, transcript = runs[run_id]
+        if run.store.open().state == "unchanged":
+            written.append(run.run_dir)
+            continue
+        written.append(run.finish(transcript.state))
+    return written

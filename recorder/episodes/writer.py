@@ -16,10 +16,10 @@ from typing import Any
 
 import orjson
 
-from alertforge.files import write_atomic, write_json
+from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from recorder import run_format
 from recorder.episodes.score import next_total, score_parts
-from recorder.journal import append_step
+from recorder.run_store import RunStore, new_summary
 
 ENV_NAME = "aria"
 WORKFLOW = "aria"
@@ -75,7 +75,8 @@ def instruction_text(task_id: str, seed: int | None, observation: dict[str, Any]
 
 
 def episode_run_id(task_id: str, policy: str, seed: int | None) -> str:
-    """``aria-<task>__<policy>__s<seed>`` (``snull`` without a seed); a safe folder name."""
+    """``aria-<task>__<policy>__s<seed>`` (``snull`` without a seed): the readable part of an
+    episode run's id (and the whole id before run.json version 2)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in policy) or "policy"
     task = "".join(c if c.isalnum() or c in "._-" else "-" for c in task_id) or "task"
     return f"aria-{task}__{safe}__s{'null' if seed is None else seed}"
@@ -85,7 +86,8 @@ class EpisodeRun:
     """One episode run being built; ``incremental`` writes after every step (live recording).
 
     Args:
-        run_dir: the run folder (created when written).
+        store: the run's folder and lifecycle (:class:`recorder.run_store.RunStore`).
+        source: ``aria`` (recorded live) or ``transcript`` (imported).
         task_id: the environment's task id (``easy``); the run's task id is ``aria-<task_id>``.
         seed: the seed sent with ``/reset`` (the server never echoes it).
         policy: the policy name; ``agent_name`` names the agent in the trajectory.
@@ -95,8 +97,9 @@ class EpisodeRun:
 
     def __init__(
         self,
-        run_dir: Path,
+        store: RunStore,
         *,
+        source: str,
         task_id: str,
         seed: int | None,
         policy: str,
@@ -106,8 +109,9 @@ class EpisodeRun:
         incremental: bool = True,
         timestamps: bool = True,
     ):
-        self.run_dir = Path(run_dir)
-        self.run_id = self.run_dir.name
+        self.store = store
+        self.run_dir = store.dir
+        self.run_id = store.run_id
         self.task_id = task_id
         self.seed = seed
         self.agent_name = agent_name
@@ -120,34 +124,15 @@ class EpisodeRun:
         self.observation: dict[str, Any] | None = None
         self.env_seconds = 0.0
         self._started = time.perf_counter()
-        self.summary: dict[str, Any] = {
-            "version": run_format.RUN_VERSION,
-            "run_id": self.run_id,
-            "kind": "episode",
-            "status": "running",
-            "env": {"name": ENV_NAME, **env},
-            "task": {
-                "id": f"aria-{task_id}",
-                "dir": None,
-                "workflow": WORKFLOW,
-                "tier": tier,
-                "seed": seed,
-                "env_task_id": task_id,
-                "max_steps": None,
-            },
-            "policy": policy,
-            "seed": seed,
-            "model": None,
-            "agent": {"name": agent_name, "version": run_format.__version__},
-            "steps": 0,
-            "final": None,
-            "requirements": [],
-            "checks": [],
-            "started_at": run_format.now() if timestamps else None,
-            "finished_at": None,
-            "timings": {"wall_s": 0.0, "grade_s": 0.0, "grades": 0, "env_s": 0.0},
-            "error": None,
-        }
+        self.summary: RunSummary = new_summary(
+            store, source=source, legacy_id=episode_run_id(task_id, policy, seed), kind="episode",
+            env={"name": ENV_NAME, **env},
+            task=TaskRef(id=f"aria-{task_id}", dir=None, workflow=WORKFLOW, tier=tier, seed=seed,
+                         env_task_id=task_id, max_steps=None),
+            policy=policy, seed=seed, model=None,
+            agent=AgentRef(name=agent_name, version=run_format.__version__), final=None,
+            requirements=[], checks=[], started_at=run_format.now() if timestamps else None,
+            finished_at=None, timings=Timings(env_s=0.0), error=None)
 
     # -- building -------------------------------------------------------------------------
 
@@ -155,7 +140,7 @@ class EpisodeRun:
         """Step 1 (``source: user``): the instruction and the ``/reset`` observation."""
         self.observation = observation
         max_steps = observation.get("max_steps")
-        self.summary["task"]["max_steps"] = max_steps if isinstance(max_steps, int) else None
+        self.summary.task.max_steps = max_steps if isinstance(max_steps, int) else None
         step = run_format.user_step(instruction_text(self.task_id, self.seed, observation), None)
         step["extra"] = {
             "env": {
@@ -225,7 +210,7 @@ class EpisodeRun:
                 observation = env.get("observation") or {}
                 self.observation = observation
                 max_steps = observation.get("max_steps")
-                self.summary["task"]["max_steps"] = (
+                self.summary.task.max_steps = (
                     max_steps if isinstance(max_steps, int) else None
                 )
             elif env.get("error") is None:
@@ -243,8 +228,7 @@ class EpisodeRun:
     def _append(self, step: dict[str, Any]) -> dict[str, Any]:
         self.steps.append(step)
         if self.incremental:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            append_step(self.run_dir / "journal.jsonl", step)
+            self.store.append(step)
             self._write()
         return step
 
@@ -261,18 +245,18 @@ class EpisodeRun:
         score parts (:func:`~recorder.episodes.score.score_parts`), ``resolution``,
         ``rewards_unlocked``, ``ground_truth`` and ``analytics``. Writes every file.
         """
-        self.summary["final"] = self.final_result(state)
-        self.summary["status"] = status
-        self.summary["error"] = error
+        if len(self.steps) < self.store.written:  # a resume that did not get past the journal
+            self.store.fail(error or "stopped before the journal was replayed")
+            return self.run_dir
+        self.summary.final = Final.model_validate(self.final_result(state))
+        self.summary.status = status
+        self.summary.error = error
         if self.timestamps:
-            self.summary["finished_at"] = run_format.now()
+            self.summary.finished_at = run_format.now()
         if not self.incremental:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            write_json(self.run_dir / "run.json", {**self.summary, "status": "running"})
-            journal = b"".join(
-                orjson.dumps(s, option=orjson.OPT_SORT_KEYS) + b"\n" for s in self.steps
-            )
-            write_atomic(self.run_dir / "journal.jsonl", journal)
+            self._refresh()
+            self.store.write_whole(self.summary, self._trajectory())
+            return self.run_dir
         self._write()
         return self.run_dir
 
@@ -289,12 +273,13 @@ class EpisodeRun:
             return {
                 "reward": self.total,
                 "solved": resolution == "incident_resolved",
+                "source": "running-total",
                 "keys": {"total_reward": self.total},
                 "requirements": {},
                 "episode": episode,
             }
         info = state.get("info") if isinstance(state.get("info"), dict) else {}
-        parts = score_parts(state, self.summary["task"]["max_steps"])
+        parts = score_parts(state, self.summary.task.max_steps)
         score = parts["reported_score"] if parts["reported_score"] is not None else self.total
         resolved = state.get("incident_resolved") is True
         episode.update(
@@ -328,22 +313,23 @@ class EpisodeRun:
         return {
             "reward": score,
             "solved": resolved,
+            "source": "environment",
             "keys": keys,
             "requirements": {},
             "episode": episode,
         }
 
-    def _write(self) -> None:
-        doc = run_format.trajectory(
-            self.run_id, self.steps, agent_name=self.agent_name, model=self.summary.get("model")
+    def _trajectory(self) -> dict[str, Any]:
+        return run_format.trajectory(
+            self.run_id, self.steps, agent_name=self.agent_name, model=self.summary.model
         )
-        run_format.validate(doc)
-        write_json(self.run_dir / "trajectory.json", doc)
-        self.summary["steps"] = len(self.steps)
-        self.summary["timings"] = {
-            "wall_s": round(time.perf_counter() - self._started, 3) if self.timestamps else 0.0,
-            "grade_s": 0.0,
-            "grades": 0,
-            "env_s": round(self.env_seconds, 3),
-        }
-        write_json(self.run_dir / "run.json", self.summary)
+
+    def _refresh(self) -> None:
+        self.summary.steps = len(self.steps)
+        self.summary.timings = Timings(
+            wall_s=round(time.perf_counter() - self._started, 3) if self.timestamps else 0.0,
+            grade_s=0.0, grades=0, env_s=round(self.env_seconds, 3))
+
+    def _write(self) -> None:
+        self._refresh()
+        self.store.write(self.summary, self._trajectory())

@@ -12,7 +12,7 @@
 
 import { byId, el, fill, svg, clear } from "./dom.js";
 import { failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "./data.js";
-import { formatReward } from "./format.js";
+import { formatReward, statusBadge, statusLabel } from "./format.js";
 import { pageQuery, readParams, writeParams } from "./params.js";
 
 const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
@@ -35,12 +35,13 @@ function runLink(run, n, checkId) {
 function renderMeta(target, run) {
   const final = run.final || {};
   const items = [
-    ["Run", el("a", { href: runLink(run, 0) }, run.run_id)],
+    ["Run", [el("a", { href: runLink(run, 0) }, run.run_id), statusBadge(el, run.status)]],
     ["Policy", run.policy ?? "\u2014"],
     ["Model", run.model ?? "\u2014"],
     ["Steps", String(run.steps.length - 1)],
     ["Final reward", formatReward(finalReward(run))],
     ["Solved", el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no")],
+    ["Status", statusLabel(run.status) + (run.status === "failed" && run.error ? `: ${run.error}` : "")],
   ];
   fill(target, items.map(([name, value]) => el("div", null, el("dt", null, name), el("dd", { dataset: { field: name.toLowerCase().replace(" ", "_") } }, value))));
 }
@@ -191,7 +192,8 @@ function renderRequirements(a, b, task) {
 function fillPicker(select, runs, chosen) {
   clear(select);
   for (const row of runs) {
-    const label = `${row.run_id} \u00b7 ${row.policy ?? "?"} \u00b7 ${formatReward(row.reward)}`;
+    const status = row.status && row.status !== "complete" ? ` \u00b7 ${statusLabel(row.status)}` : "";
+    const label = `${row.run_id} \u00b7 ${row.policy ?? "?"} \u00b7 ${formatReward(row.reward)}${status}`;
     select.append(el("option", { value: row.run_id, selected: row.run_id === chosen }, label));
   }
 }

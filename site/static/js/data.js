@@ -44,7 +44,14 @@ function request(url) {
 /** A data file's value; with missingOk, null when the server says 404 (the file is not there). */
 async function loadJson(url, what, missingOk = false) {
   const files = bundledFiles();
-  if (files) return bundledFile(files, url, what);
+  if (files) {
+    try {
+      return bundledFile(files, url, what);
+    } catch (error) {
+      if (missingOk) return null;
+      throw error;
+    }
+  }
   const result = await request(url);
   if (result.fetchError !== undefined) {
     throw new Error(`${what} could not be fetched (${result.fetchError}). Open the site over http, not file://.`);
@@ -112,10 +119,14 @@ export function startRunDownload(runId) {
   if (!window.__prefetched[url]) window.__prefetched[url] = request(url);
 }
 
-/** data/runs/<id>.json, checked for its shape (an error names the run and what is wrong). */
-export async function loadRun(runId) {
+/**
+ * data/runs/<id>.json, checked for its shape (an error names the run and what is wrong); with
+ * missingOk, null when there is no such file.
+ */
+export async function loadRun(runId, missingOk = false) {
   const what = `Run file for \u201c${runId}\u201d`;
-  const run = await loadJson(`data/runs/${encodeURIComponent(runId)}.json`, what);
+  const run = await loadJson(`data/runs/${encodeURIComponent(runId)}.json`, what, missingOk);
+  if (run === null) return null;
   const problem = runShapeProblem(run);
   if (problem) throw new Error(`${what} is malformed: ${problem}.`);
   return run;
@@ -142,6 +153,16 @@ export function headMismatch(head, run) {
   if (run.steps.length !== head.step_count) return `the run file has ${run.steps.length} steps, its head file says ${head.step_count}`;
   if (run.task_id !== head.task_id || run.kind !== head.kind) return "the run file names another task or kind than its head file";
   return null;
+}
+
+/**
+ * The run id an old id now has (data/aliases.json: {legacy id: run id}, written for runs whose
+ * id gained its identity digest), or null: deep links of sites published before still open.
+ */
+export async function runAlias(runId) {
+  const aliases = await loadJson("data/aliases.json", "Run id aliases", true).catch(() => null);
+  const target = aliases && Object.hasOwn(aliases, runId) ? aliases[runId] : null;
+  return typeof target === "string" && target !== runId ? target : null;
 }
 
 /** data/tasks/<id>.json */

@@ -20,3 +20,15 @@ export function rewardTrend(step) {
   if (step.reward < -1e-12) return "down";
   return "flat";
 }
+
+/** How a run's status reads: "complete", "interrupted" (status running: in progress or stopped), "failed". */
+export function statusLabel(status) {
+  if (status === "running") return "interrupted";
+  return status || "complete";
+}
+
+/** A badge for a run that is not complete (null for a complete one), class status-<status>. */
+export function statusBadge(el, status) {
+  if (!status || status === "complete") return null;
+  return el("span", { class: ["badge", "badge-fail", "status-badge", `status-${status}`], dataset: { status } }, statusLabel(status));
+}

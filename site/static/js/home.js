@@ -14,13 +14,13 @@
 
 import { byId, el, fill, clear } from "./dom.js";
 import { loadJsonFile } from "./data.js";
-import { formatReward } from "./format.js";
+import { formatReward, statusBadge, statusLabel } from "./format.js";
 import { readParams, writeParams } from "./params.js";
 import { crc32 } from "./crc32.js";
 
 const ROW_HEIGHT = 37;
 const OVERSCAN = 12;
-const FILTERS = ["workflow", "tier", "policy", "agent", "model", "kind", "solved"];
+const FILTERS = ["workflow", "tier", "policy", "agent", "model", "kind", "solved", "status"];
 const TOKEN = /[a-z0-9_]{3,40}/g;
 
 const state = {
@@ -42,6 +42,7 @@ function valueKey(value) {
 
 function optionLabel(field, value) {
   if (field === "solved") return value ? "solved" : "not solved";
+  if (field === "status") return statusLabel(value);
   return value === null || value === undefined || value === "" ? "(none)" : String(value);
 }
 
@@ -150,7 +151,7 @@ function rowElement(row) {
   return el(
     "tr",
     { dataset: { runId: row.run_id } },
-    cell("run_id", [el("a", { href: `run.html?run=${encodeURIComponent(row.run_id)}` }, row.run_id), row.kind !== "alerting" ? [" ", el("span", { class: "tag" }, row.kind)] : null]),
+    cell("run_id", [el("a", { href: `run.html?run=${encodeURIComponent(row.run_id)}` }, row.run_id), row.kind !== "alerting" ? [" ", el("span", { class: "tag" }, row.kind)] : null, statusBadge(el, row.status)]),
     cell("task_id", row.task_id),
     cell("workflow", valueKey(row.workflow)),
     cell("tier", valueKey(row.tier), true),
@@ -315,7 +316,18 @@ function installSearch() {
   });
 }
 
+/** The leaderboard of complete runs, or (checkbox) of every run: both are in the page. */
+function installLeaderboardToggle() {
+  const toggle = document.getElementById("leaderboard-include");
+  if (!toggle) return;
+  toggle.addEventListener("change", () => {
+    byId("leaderboard").hidden = toggle.checked;
+    byId("leaderboard-all").hidden = !toggle.checked;
+  });
+}
+
 async function main() {
+  installLeaderboardToggle();
   if (!document.getElementById("runs-table")) return;
   try {
     state.home = await loadJsonFile("data/home.json", "The run list (data/home.json)");

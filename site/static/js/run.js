@@ -27,7 +27,7 @@
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
 import { byId, fill, el } from "./dom.js";
-import { failureAt, headMismatch, loadRun, loadRunHead, loadTask, startRunDownload } from "./data.js";
+import { failureAt, headMismatch, loadRun, loadRunHead, loadTask, runAlias, startRunDownload } from "./data.js";
 import { formatDelta, formatReward } from "./format.js";
 import { renderChecks } from "./checks.js";
 import { renderStepDetail } from "./detail.js";
@@ -131,6 +131,14 @@ function renderHeader(run, task) {
     ["Final reward", formatReward(typeof final.reward === "number" ? final.reward : lastTotal)],
   ];
   fill(meta, items.map(([name, value]) => el("div", null, el("dt", null, name), el("dd", null, String(value)))));
+  const status = byId("run-status");
+  const incomplete = run.status && run.status !== "complete";
+  status.hidden = !incomplete;
+  status.className = `run-status status-${run.status || "complete"}`;
+  status.dataset.status = run.status || "complete";
+  fill(status, !incomplete ? "" : run.status === "failed"
+    ? `This run failed: ${run.error || "no reason was recorded"}. Its steps are the ones recorded before it stopped; it is left out of the means on the home page.`
+    : "This run is incomplete: it was interrupted or is still being recorded (the same command resumes it). It is left out of the means on the home page.");
   meta.append(el("div", null, el("dt", null, "Solved"), el("dd", null, el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no"))));
   fill(byId("instruction"), task.instruction);
   byId("compare-link").setAttribute("href", `compare.html?${new URLSearchParams({ a: run.run_id }).toString()}`);
@@ -247,7 +255,16 @@ async function main() {
     if (state.head) {
       performance.mark("head-loaded");
     } else {
-      state.run = await loadRun(runId);
+      state.run = await loadRun(runId, true);
+      if (state.run === null) {
+        const target = await runAlias(runId);
+        if (target) {  // an id from before run ids carried their identity: open the same run
+          params.set("run", target);
+          location.replace(`${location.pathname}?${params.toString()}${location.hash}`);
+          return;
+        }
+        throw new Error(`Run file for \u201c${runId}\u201d could not be loaded: HTTP 404 (no such run in this site).`);
+      }
       performance.mark("run-loaded");
     }
     state.task = await loadTask((state.head || state.run).task_id);

@@ -1,0 +1,82 @@
+"""The GradeResult (grader -> recorder; ``alertforge grade --json``): the keys, per-requirement
+scores and every check's outcome for one workspace (docs/formats.md "GradeResult")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from contract.base import Strict
+from contract.task import Family, RequirementKind
+
+KEY_NAMES = ("reward", "solved", "outcome", "progress", "preservation", "req_alerts",
+             "req_repairs", "req_recording", "req_routing", "req_inhibit", "fire_rate",
+             "silent_rate", "label_rate", "check_pass_rate", "syntax_ok", "tamper")
+"""The 16 keys every grade reports (seed spec, "Reward")."""
+
+
+class RequirementScore(Strict):
+    """One requirement's score: ``q`` on the workspace, ``q_pristine`` on the pristine repo,
+    ``s`` normalized against it (clipped to [-0.25, 1])."""
+
+    id: str
+    kind: RequirementKind
+    weight: float
+    q: float
+    q_pristine: float
+    s: float
+
+
+class CheckOutcome(Strict):
+    """One check's outcome: ``passed`` true, false or null (not applicable); ``detail`` says
+    why it failed (expected vs got); ``reproduce`` how to see the result by hand; ``score``
+    a route check's Jaccard."""
+
+    id: str
+    req: str | None
+    family: Family
+    label: str
+    note: str
+    passed: bool | None
+    detail: str
+    reproduce: str
+    score: float | None = None
+
+
+class FileProblem(Strict):
+    """A syntax error or tamper finding: the file (repo-relative, or empty) and the message."""
+
+    file: str
+    message: str
+
+
+class GradeResult(Strict):
+    """What ``grade(task, workspace)`` returns; apart from ``timings`` the same task and
+    workspace give byte-identical JSON."""
+
+    version: int
+    task_id: str | None
+    reward: float
+    keys: dict[str, float | int]
+    requirements: list[RequirementScore]
+    checks: list[CheckOutcome]
+    syntax_errors: list[FileProblem]
+    tamper: list[FileProblem]
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    def missing_keys(self) -> list[str]:
+        """Keys of :data:`KEY_NAMES` the result lacks."""
+        return [key for key in KEY_NAMES if key not in self.keys]
+
+
+def checked(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` itself once it validates as a :class:`GradeResult` with all 16 keys.
+
+    Raises:
+        ValueError: the grader produced something else (a bug, never bad input).
+    """
+    model = GradeResult.model_validate(result)
+    if model.missing_keys():
+        raise ValueError(f"grade result lacks keys {model.missing_keys()}")
+    return result

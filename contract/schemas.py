@@ -1,0 +1,54 @@
+"""JSON Schemas of every file contract, generated from the models (committed in docs/schemas/).
+
+``python -m contract.schemas docs/schemas`` writes them; tests/test_contract.py fails when the
+committed files differ from what the models give (code and schema drifted).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from alertforge.files import dump_json
+from contract.grade import GradeResult
+from contract.run import EnvBlock, GradeBlock, RunSummary
+from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
+from contract.task import CheckCatalog, WorldSpec
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "task-checks": CheckCatalog,
+    "task-spec": WorldSpec,
+    "grade-result": GradeResult,
+    "run": RunSummary,
+    "step-extra-grade": GradeBlock,
+    "step-extra-env": EnvBlock,
+    "site-index": SiteIndex,
+    "site-home": HomeDocument,
+    "site-run": RunDocument,
+    "site-run-head": RunHead,
+    "site-task": TaskDocument,
+    "site-task-runs": TaskRuns,
+}
+"""File name (without ``.schema.json``) -> the model it is generated from."""
+
+
+def schema_files() -> dict[str, bytes]:
+    """``{file name: bytes}`` of every schema (sorted keys, two-space indent)."""
+    return {f"{name}.schema.json": dump_json(model.model_json_schema())
+            for name, model in SCHEMAS.items()}
+
+
+def main(argv: list[str]) -> int:
+    """Write the schemas into the folder ``argv[0]``."""
+    folder = Path(argv[0] if argv else "docs/schemas")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in schema_files().items():
+        (folder / name).write_bytes(data)
+    print(f"wrote {len(SCHEMAS)} schemas into {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

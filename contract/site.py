@@ -1,0 +1,177 @@
+"""The site data files (exporter -> viewer, under ``<site>/data/``), docs/formats.md "Site data".
+
+The exporter checks every document against its model before writing it; the viewer's
+JavaScript reads the same shapes (site/static/js/data.js checks the run files it loads).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from contract.base import Strict
+from contract.run import Kind, Status
+
+
+class SiteStep(Strict):
+    """One step of a run file: ``n`` = ATIF ``step_id`` - 1."""
+
+    n: int
+    step_id: int
+    source: str
+    message: str
+    tool: dict[str, Any] | None
+    output: str | None
+    diff: dict[str, Any] | None
+    graded: bool
+    reward: float
+    total: float
+    checks: str
+    changed: list[int]
+    failed: dict[str, str]
+    env: dict[str, Any] | None = None
+    """Episode runs: what the viewer shows of the environment's answer (exporter/episodes.py)."""
+    lazy: dict[str, Any] | None = None
+    """Long texts kept in ``data/text/`` parts: ``{field: {chars, parts[]}}``."""
+    orphans: list[dict[str, Any]] | None = None
+    """Observation results naming no call of the step: ``[{call_id, content}]``."""
+
+
+class RunDocument(Strict):
+    """``data/runs/<run-id>.json``."""
+
+    run_id: str
+    kind: Kind
+    task_id: str
+    policy: str | None
+    model: str | None
+    seed: int | None
+    status: Status
+    error: str | None
+    final: dict[str, Any] | None
+    steps: list[SiteStep]
+
+
+class RunHead(Strict):
+    """``data/run-heads/<run-id>.json``: the run file's fields but ``steps``, the step count,
+    the last total and the first steps as in the run file."""
+
+    run_id: str
+    kind: Kind
+    task_id: str
+    policy: str | None
+    model: str | None
+    seed: int | None
+    status: Status
+    error: str | None
+    final: dict[str, Any] | None
+    step_count: int
+    last_total: float | None
+    steps: list[SiteStep]
+
+
+class RunRow(Strict):
+    """One ``index.json`` ``runs[]`` row (and, as arrays in ``fields`` order, a shard row)."""
+
+    run_id: str
+    kind: Kind
+    task_id: str
+    workflow: str | None
+    tier: str | int | None
+    policy: str | None
+    agent: str | None = None
+    model: str | None
+    reward: float
+    solved: bool
+    steps: int
+    status: Status
+
+
+class LeaderboardRow(Strict):
+    """Per policy: runs counted, mean reward and solved rate (6 decimals)."""
+
+    policy: str
+    runs: int
+    mean_reward: float
+    solved_rate: float
+
+
+class TaskRow(Strict):
+    """One ``index.json`` ``tasks[]`` row."""
+
+    id: str
+    workflow: str | None
+    tier: str | int | None
+    title: str
+    runs: int
+
+
+class SiteIndex(Strict):
+    """``data/index.json``: every run row, the tasks, and two leaderboards (complete runs
+    only, and every run)."""
+
+    version: int
+    generated_by: str
+    tasks: list[TaskRow]
+    runs: list[RunRow]
+    leaderboard: list[LeaderboardRow]
+    leaderboard_all: list[LeaderboardRow]
+    incomplete_runs: int
+
+
+class HomeDocument(Strict):
+    """``data/home.json``: what the home page loads first."""
+
+    version: int
+    runs_total: int
+    fields: list[str]
+    shards: list[dict[str, Any]]
+    facets: dict[str, list[list[Any]]]
+    search_shards: int
+
+
+class TaskCheck(Strict):
+    """A check in a task file: the catalog fields, its ``probe`` and scenario ``plot``."""
+
+    id: str
+    req: str | None
+    family: str
+    label: str
+    note: str | None
+    probe: dict[str, Any] | None
+    plot: dict[str, Any] | None
+
+
+class TaskDocument(Strict):
+    """``data/tasks/<task-id>.json``."""
+
+    id: str
+    workflow: str | None
+    tier: str | int | None
+    title: str
+    instruction: str
+    requirements: list[dict[str, Any]]
+    checks: list[TaskCheck]
+    evaluation_interval: str | None
+    input_series: dict[str, Any] = Field(default_factory=dict)
+    scenario_plots: dict[str, Any] = Field(default_factory=dict)
+
+
+class TaskRunRow(Strict):
+    """One run of a task for the compare pickers."""
+
+    run_id: str
+    policy: str | None
+    model: str | None
+    reward: float
+    solved: bool
+    steps: int
+    status: Status
+
+
+class TaskRuns(Strict):
+    """``data/task-runs/<task-id>.json``."""
+
+    task_id: str
+    runs: list[TaskRunRow]
