@@ -20,7 +20,9 @@ resume that never shrinks a run, and one set of statuses (docs/formats.md "Run l
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +40,17 @@ from recorder.journal import append_step, read_journal, rewrite_journal
 
 RUN_FILES = ("run.json", "trajectory.json", "journal.jsonl")
 """What a run folder holds; a folder with anything else is not replaced automatically."""
+CRASH_AT = "ALERTFORGE_CRASH_AT"
+"""Fault injection for the kill -9 tests: ``append:N``, ``write:N`` or ``journal:N`` makes
+the process SIGKILL itself right after journaling step N (``append``), after rewriting the
+files at step N (``write``), or, for a run written whole, between its journal and its other
+files (``journal``). Unset in normal use."""
+
+
+def _crash_point(where: str, steps: int) -> None:
+    wanted = os.environ.get(CRASH_AT)
+    if wanted and wanted == f"{where}:{steps}":
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def make_identity(producer: Source, defining: dict[str, Any]) -> Identity:
@@ -150,6 +163,7 @@ class RunStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         append_step(self.journal, step)
         self.written += 1
+        _crash_point("append", self.written)
 
     def write(self, summary: RunSummary, trajectory: dict[str, Any]) -> None:
         """Rewrite trajectory.json (validated ATIF) and run.json atomically, in that order."""
@@ -159,12 +173,14 @@ class RunStore:
         run_format.validate(trajectory)
         write_json(self.dir / "trajectory.json", trajectory)
         write_json(self.dir / "run.json", dump(summary))
+        _crash_point("write", len(trajectory["steps"]))
 
     def write_whole(self, summary: RunSummary, trajectory: dict[str, Any]) -> None:
         """Write a run built at once (imports): journal, trajectory and run.json, each atomically."""
         self.dir.mkdir(parents=True, exist_ok=True)
         rewrite_journal(self.journal, trajectory["steps"])
         self.written = len(trajectory["steps"])
+        _crash_point("journal", self.written)
         self.write(summary, trajectory)
 
     def fail(self, error: str, summary: RunSummary | None = None) -> None:
