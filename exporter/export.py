@@ -57,8 +57,9 @@ def _static_files(static_dir: Path) -> dict[str, bytes]:
     }
 
 
-TASK_TEXT_FIELDS = ("title", "instruction", "requirements", "checks", "pristine", "reproduction")
-"""TaskInfo fields a redactor masks (the id, workflow and tier name files and facets)."""
+TASK_TEXT_FIELDS = ("workflow", "tier", "title", "instruction", "requirements", "checks", "reproduction")
+"""TaskInfo fields a redactor masks as text (the id is renamed when it holds a secret; the
+pristine files' paths go through the same path rule as the runs' file names)."""
 
 
 @dataclass
@@ -116,8 +117,10 @@ def build_site_files(
             run = redactor.dataclass_fields(run, ("run", "trajectory"))
             run.run["run_id"], run.run["task"]["id"] = run_id, task_id
             if id(task) not in redacted_tasks:
-                redacted_tasks[id(task)] = redactor.dataclass_fields(
-                    dataclasses.replace(task, id=task_id), TASK_TEXT_FIELDS)
+                redacted_tasks[id(task)] = redactor.dataclass_fields(dataclasses.replace(
+                    task, id=task_id, pristine={redactor.path(rel): redactor.text(text)
+                                                for rel, text in task.pristine.items()}),
+                    TASK_TEXT_FIELDS)
             task = redacted_tasks[id(task)]
         known = tasks.get(task.id)
         if known is None or (task.from_folder and not known.from_folder):

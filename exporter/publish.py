@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 import tempfile
 from collections.abc import Callable
@@ -23,8 +24,6 @@ from exporter.run_index import tokens
 LISTING = "listing.json"
 SPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 SKIPPED_NAMES = {".git", ".cache", "__pycache__", ".DS_Store"}
-REDACTED_SUFFIXES = {".json", ".html", ".md", ".txt"}
-"""Files whose text is redacted when staged (static/ code and images are the viewer's own)."""
 
 
 class PublishRefused(Exception):
@@ -58,16 +57,6 @@ def site_files(folder: Path) -> list[Path]:
     return sorted(found, key=lambda path: path.relative_to(folder).as_posix())
 
 
-def _redact_json(data: bytes, redactor: Redactor) -> bytes:
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return redactor.text(data.decode("utf-8", errors="replace")).encode("utf-8")
-    before = redactor.masked
-    redacted = redactor.value(value)
-    return data if redactor.masked == before else dump_json(redacted, indent=False)
-
-
 def _drop_secret_tokens(stage: Path, secrets: set[str]) -> None:
     """Remove from data/search/ shards the search tokens that come from a masked secret."""
     leaked = set().union(*(tokens(secret) for secret in secrets)) if secrets else set()
@@ -75,6 +64,9 @@ def _drop_secret_tokens(stage: Path, secrets: set[str]) -> None:
         return
     for shard_path in sorted((stage / "data" / "search").glob("*.json")):
         shard = orjson.loads(shard_path.read_bytes())
+        if not isinstance(shard, dict) or not isinstance(shard.get("tokens", {}), dict):
+            raise PublishRefused(shard_path.relative_to(stage).as_posix(), "is not a search shard "
+                                 "({version, tokens{}}): export the site again")
         kept = {token: postings for token, postings in shard.get("tokens", {}).items() if token not in leaked}
         if len(kept) != len(shard.get("tokens", {})):
             write_atomic(shard_path, dump_json({**shard, "tokens": kept}, indent=False))
@@ -98,9 +90,14 @@ def _text_part_groups(relatives: list[str]) -> dict[tuple[str, str, str], list[s
 def _redact_long_text(site: Tree, parts: list[str], field: str, redactor: Redactor) -> list[bytes]:
     """The parts of one long text, redacted as a whole (a secret split across two parts is
     found), split again into as many parts on character boundaries."""
-    texts = [orjson.loads(site.read_bytes(rel, cap=MAX_FILE_BYTES)) for rel in parts]
+    texts = []
+    for rel in parts:
+        try:
+            texts.append(orjson.loads(site.read_bytes(rel, cap=MAX_FILE_BYTES)))
+        except orjson.JSONDecodeError:
+            texts.append(None)
     if not all(isinstance(t, str) for t in texts):
-        raise BadInput(site.shown(parts[0]), "a long-text part is not a JSON string")
+        raise PublishRefused(parts[0], "a long-text part is not a JSON string: export the site again")
     whole = "".join(texts)
     if field in ("arguments", "diff"):  # JSON text of a value: redact it as that value
         try:
@@ -118,17 +115,63 @@ def _redact_long_text(site: Tree, parts: list[str], field: str, redactor: Redact
     return [orjson.dumps(piece) for piece in pieces]
 
 
-SCANNED_ONLY = {".js", ".css", ".svg", ".map"}
-"""The viewer's own files: never rewritten; publishing is refused if one holds a secret."""
+SITE_SUFFIXES = {".json", ".html", ".md", ".txt", ".js", ".css", ".svg"}
+"""The kinds of file a site is made of: publish uploads no other (a .gz or an image could hide
+what it cannot read)."""
+SITE_NAMES = {".gitattributes"}
+
+
+def _text(rel: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PublishRefused(rel, "is not UTF-8 text, so it cannot be checked for secrets; "
+                             "nothing uploaded") from None
+
+
+def _refuse_if_secret(rel: str, text: str, redactor: Redactor, what: str) -> None:
+    found = redactor.find(text, entropy=False)
+    if found:
+        kinds = ", ".join(sorted({kind for _, _, kind in found}))
+        raise PublishRefused(rel, f"holds what looks like a secret ({kinds}) {what}; nothing "
+                             "uploaded (export the site again: export redacts before it writes)")
+
+
+def _stage_file(rel: str, data: bytes, redactor: Redactor) -> bytes:
+    """One file of the site, redacted: JSON as values (re-serialized, so a duplicate key cannot
+    keep a secret in the original bytes), HTML, Markdown and text as text (HTML then checked
+    again with its character references decoded), the viewer's own code only checked."""
+    name = Path(rel).name
+    suffix = Path(rel).suffix
+    if suffix not in SITE_SUFFIXES and name not in SITE_NAMES:
+        raise PublishRefused(rel, "is not one of the kinds of file a site is made of "
+                             f"({', '.join(sorted(SITE_SUFFIXES))}); nothing uploaded")
+    text = _text(rel, data)
+    if suffix == ".json":
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError as err:
+            raise PublishRefused(rel, f"is not valid JSON ({err}), so it cannot be checked for "
+                                 "secrets; nothing uploaded") from None
+        return dump_json(redactor.value(value), indent=False)
+    if suffix in (".html", ".md", ".txt") or name in SITE_NAMES:
+        redacted = redactor.text(text)
+        if suffix == ".html":
+            _refuse_if_secret(rel, html.unescape(redacted), redactor,
+                              "behind HTML character references")
+        return redacted.encode("utf-8")
+    _refuse_if_secret(rel, text, redactor, "in a file publish does not rewrite (the viewer's code)")
+    return data
 
 
 def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None) -> None:
-    """Copy the site into ``stage``; with ``redactor``, mask secrets in every JSON, HTML and
-    text file (long texts joined first, see :func:`_redact_long_text`).
+    """Copy the site into ``stage``; with ``redactor``, mask secrets in every file (long texts
+    joined first, see :func:`_redact_long_text`; each file by :func:`_stage_file`).
 
     Raises:
-        PublishRefused: a secret where it cannot be masked: in a file name, in the viewer's
-            own code, or in a file that is not text.
+        PublishRefused: a secret where it cannot be masked (a file name, the viewer's own
+            code, an HTML character reference), a file that cannot be checked (not UTF-8, not
+            valid JSON, not a kind of file a site holds), or a file over 10 MB.
     """
     site = Tree(site_dir)
     paths = site_files(site_dir)
@@ -145,21 +188,11 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None) -> None:
         if rel in staged:
             continue
         data = site.read_bytes(rel, cap=MAX_FILE_BYTES)
-        suffix = Path(rel).suffix
         if redactor is not None:
             if redactor.find(rel, entropy=False):
                 raise PublishRefused(rel, "the file name looks like it holds a secret, which cannot "
                                      "be masked without breaking the site; export it again")
-            if suffix == ".json":
-                data = _redact_json(data, redactor)
-            elif suffix in REDACTED_SUFFIXES:
-                data = redactor.text(data.decode("utf-8", errors="replace")).encode("utf-8")
-            else:
-                found = redactor.find(data.decode("utf-8", errors="replace"), entropy=False)
-                if found:
-                    kinds = ", ".join(sorted({kind for _, _, kind in found}))
-                    raise PublishRefused(rel, f"holds what looks like a secret ({kinds}) in a file "
-                                         "publish does not rewrite; nothing uploaded")
+            data = _stage_file(rel, data, redactor)
         staged[rel] = data
     for rel, data in staged.items():
         target = stage / rel

@@ -29,12 +29,15 @@ kind for the report (kinds and counts, never values).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from alertforge.errors import BadInput
 
@@ -181,52 +184,162 @@ SECRET_KEY_WORDS = (r"password|passwd|passphrase|pwd|secret|token|credentials?|a
 SECRET_KEY = re.compile(rf"(?i)^(?:[A-Za-z0-9_.\-]*[_.\-])?(?:{SECRET_KEY_WORDS})s?$")
 """A key whose value is a secret: routing_key, service_key, api_key, bearer_token, password,
 smtp_auth_password, credentials, client_secret, auth_token, DD_API_KEY..."""
+ENV_SECRET_KEY = re.compile(r"^[A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|APIKEY|API_KEY)S?$")
+"""An environment variable named for a secret, words run together (``PGPASSWORD``)."""
 NOT_SECRET_KEY = re.compile(r"(?i)(?:_file|_files|_path|_env|_name|_type|_count|_id_file|_tokens|"
                             r"_ttl|_length|_size|_header|_url_file|^max_tokens|^tokens?_used)$")
 """Keys that look secret but name something else: a file holding the secret, token counts."""
 EXEMPT_KEYS = frozenset({
-    "fingerprint", "task_fingerprint", "sha256", "sha1", "md5", "checksum", "task_checksum",
+    "fingerprint", "task_fingerprint", "sha256", "sha1", "sha", "md5", "checksum", "task_checksum",
     "digest", "content_hash", "hash", "etag", "episode_id", "session_id", "trajectory_id",
     "tool_call_id", "source_call_id", "call_id", "id", "request_id", "commit", "commit_id",
-    "source_commit", "git_commit_id", "revision", "run_id", "trial_id", "job_id", "uuid",
+    "source_commit", "git_commit_id", "revision", "run_id", "trial_id", "job_id", "uuid", "uid",
 })
 """Fields whose values look random by nature and must reach the site as they are: no entropy
 rule applies to them (known token formats still do)."""
+EXEMPT_SUFFIXES = ("_id", "_uid", "_sha", "_sha1", "_sha256", "_digest", "_checksum", "_hash")
+"""Field name endings with the same meaning as :data:`EXEMPT_KEYS` (``commit_sha``...)."""
 PATH_KEYS = frozenset({"path", "file", "filename", "file_name", "changed_files", "paths"})
 """Fields that name files: random-looking runs in them are masked too (:meth:`Redactor.path`)."""
 PLACEHOLDER = re.compile(
     r"^(?:<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|%\([^)]*\)s|\*+|x+|X+|"
-    r"\[REDACTED[^\]]*\]|REDACTED|redacted|null|none|None|~|true|false|\d+|)$", re.DOTALL)
-"""Values of secret fields that are not secrets: templates, env references, masks, numbers."""
+    r"\[REDACTED[^\]]*\]|REDACTED|redacted|null|none|None|~|true|false|)$", re.DOTALL)
+"""Values of secret fields that are not secrets: templates, env references, masks."""
 
 _SECRET_WORD = re.compile(r"(?i)password|passwd|passphrase|pwd|secret|token|credential|"
                           r"api[_-]?key|apikey|_key|authorization|cookie|dsn")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_ASSIGNED = re.compile(
-    r"""(?P<kq>["']?)[ \t]*(?::=|=>|:|=)[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'"""
-    r"""|(?P<bare>[^\s"',;\[\]<>#`|]+))""")
+_OPERATOR = re.compile(r"""(?P<kq>\\?["']?)[ \t]*(?P<op>:=|=>|=~|!=|!~|:|=)[ \t]*""")
+_TAGS = re.compile(r"""(?:(?:!![A-Za-z]+|![A-Za-z]*|&[A-Za-z0-9_-]+)[ \t]+)*""")
+"""YAML tags and anchors before a value (``!!str``, ``&pdkey``): skipped, the value is after."""
+_VALUE = re.compile(
+    r'\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"'  # escaped JSON inside a string: \"value\"
+    r'|"""(?P<tq>[\s\S]*?)"""'  # TOML and Python triple quotes
+    r"|'''(?P<ts>[\s\S]*?)'''"
+    r'|"(?P<dq>(?:[^"\\\n]|\\.)*)"'
+    r"|'(?P<sq>[^'\n]*)'"
+    r"|\[(?P<flow>[^\]\n]*)\]"  # a flow list: [a, b]
+    r"|(?P<block>[|>][+-]?[0-9]?)[ \t]*(?=\n|$)"  # a YAML block scalar: the next lines
+    r"""|(?P<bare>[^\s"',;\[\]<>#`|]+)""")
 _QUOTED = re.compile(r"""(["'])([A-Za-z0-9+/=_\-]{16,})\1""")
-_KEY_BEFORE = re.compile(r"""([A-Za-z0-9_.\-]+)["']?\s*[:=]\s*$""")
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_KEY_BEFORE = re.compile(r"""([A-Za-z0-9_.\-]+)["']?\s*[:=]?\s*$""")
+_EXPLICIT_VALUE = re.compile(r"\n[ \t]*(?:#|//)?[ \t]*:[ \t]*(\S[^\n]*)")
+CLI_RULES: tuple[SecretPattern, ...] = (
+    _p("cli-password", r"(?:^|\s)(?:-u|--user)[ =][^\s:]+:(\S+)", 1, ("-u", "--user")),
+    _p("cli-password", r"(?i)--(?:password|passwd|pass|token|api[-_]?key|secret|client[-_]secret|"
+       r"auth[-_]token|access[-_]key|secret[-_]key|private[-_]key)(?:=|\s+)([^\s\"']+|\"[^\"]*\"|'[^']*')",
+       1, ("--",)),
+    _p("cli-password", r"\bmysql(?:dump|admin|sh)?\b[^\n]*?\s-p([^\s-][^\s]*)", 1, ("mysql",)),
+    _p("bearer", r"(?i)\b(?:geniekey|sso-key|apikey|api-key)\s+([A-Za-z0-9._~+/=\-]{16,})", 1,
+       ("geniekey", "sso-key", "apikey", "api-key")),
+    _p("webhook", r"/integrations/v1/[A-Za-z0-9_-]+/([A-Za-z0-9]{16,})", 1, ("/integrations/",)),
+)
+"""Secrets on command lines (curl -u, --password, mysql -p), API key schemes, and webhook
+URLs whose path ends in the credential (Grafana OnCall)."""
+
+
+def _key_at(text: str, hit: re.Match) -> tuple[int, int]:
+    """The whole key around a secret word: word characters, dots and dashes on both sides."""
+    start, end = hit.start(), hit.end()
+    while start > 0 and text[start - 1] in _KEY_CHARS:
+        start -= 1
+    while end < len(text) and text[end] in _KEY_CHARS:
+        end += 1
+    return start, end
+
+
+def _uncommented(line: str) -> tuple[int, str]:
+    """``(offset, rest)``: a line without its leading comment marker (``#``, ``//``), so
+    commented-out YAML is read like YAML."""
+    stripped = line.lstrip(" \t")
+    for marker in ("#", "//"):
+        if stripped.startswith(marker):
+            offset = len(line) - len(stripped) + len(marker)
+            return offset, line[offset:]
+    return 0, line
+
+
+def _line_indent(text: str, position: int) -> int:
+    line_start = text.rfind("\n", 0, position) + 1
+    _, line = _uncommented(text[line_start:position])
+    return len(line) - len(line.lstrip(" ?-"))
+
+
+def _following_lines(text: str, after: int, indent: int) -> list[tuple[int, int]]:
+    """Spans of the lines after ``after`` indented more than ``indent`` (a YAML value that
+    continues below its key: a block scalar, a list, a scalar on the next line; commented-out
+    lines are read without their ``#``)."""
+    spans = []
+    position = text.find("\n", after)
+    while position != -1 and position + 1 < len(text):
+        start = position + 1
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        offset, line = _uncommented(text[start:end])
+        if line.strip():
+            if len(line) - len(line.lstrip(" ")) <= indent:
+                break
+            stripped = line.lstrip(" ")
+            value_start = start + offset + len(line) - len(stripped)
+            if stripped.startswith("- "):
+                value_start += 2
+            spans.append((value_start, end))
+        position = end if end < len(text) else -1
+    return spans
 
 
 def _assignments(text: str):
-    """``(key, value start, value end)`` of every ``key: value`` / ``key=value`` whose key
-    holds a secret word, found from the words (fast on long texts with none)."""
+    """``(key, value start, value end)`` of every value given to a key that holds a secret word:
+    ``key: value`` and ``key=value`` in YAML, JSON (also escaped inside a string), TOML, INI and
+    shell forms, with YAML tags and anchors skipped, flow lists, block scalars, values on the
+    next lines and ``? key`` / ``: value`` pairs. PromQL label matchers (``{token="x"}``) are
+    not assignments. Found from the words, so long texts with none are fast."""
     seen = set()
     for hit in _SECRET_WORD.finditer(text):
-        start, end = hit.start(), hit.end()
-        while start > 0 and text[start - 1] in _KEY_CHARS:
-            start -= 1
-        while end < len(text) and text[end] in _KEY_CHARS:
-            end += 1
+        start, end = _key_at(text, hit)
         if end in seen:
             continue
         seen.add(end)
-        match = _ASSIGNED.match(text, end)
-        if match is None:
+        key = text[start:end]
+        operator = _OPERATOR.match(text, end)
+        if operator is None:
+            line_start = text.rfind("\n", 0, start) + 1
+            if text[line_start:start].rstrip().endswith("?"):  # YAML explicit key: ": x" below
+                below = _EXPLICIT_VALUE.match(text, end)
+                if below:
+                    yield key, below.start(1), below.end(1)
             continue
-        name = next(n for n in ("dq", "sq", "bare") if match.group(n) is not None)
-        yield text[start:end], match.start(name), match.end(name)
+        if operator.group("op") in ("=~", "!=", "!~"):
+            continue  # a comparison or a PromQL matcher, not an assignment
+        before = text[:start].rstrip(" \t")
+        if operator.group("op") == "=" and before.endswith(("{", ",")) and \
+                text[operator.end():operator.end() + 1] in ("'", '"'):
+            continue  # a PromQL label matcher: {token="expired"}
+        value_at = _TAGS.match(text, operator.end()).end()
+        value = _VALUE.match(text, value_at)
+        if value is None or value.group("block") is not None:
+            for span in _following_lines(text, value_at, _line_indent(text, start)):
+                yield key, *span
+            continue
+        name = next(n for n in ("eq", "tq", "ts", "dq", "sq", "flow", "bare") if value.group(n) is not None)
+        if name == "flow":
+            for item in re.finditer(r"[^,\s][^,]*", value.group("flow")):
+                yield key, value.start("flow") + item.start(), value.start("flow") + item.end()
+            continue
+        yield key, value.start(name), value.end(name)
+
+
+def _field_value_is_secret(key: str, value: str) -> bool:
+    """Whether ``value`` given to ``key`` is masked: the key names a secret (or is an
+    environment variable named for one), the value is not a placeholder, a reference to a
+    file, a template, or a short word of prose (``password: it expired``)."""
+    stripped = value.strip()
+    if not (is_secret_key(key) or ENV_SECRET_KEY.match(key)) or PLACEHOLDER.match(stripped):
+        return False
+    if _is_reference(stripped) or stripped.startswith(("{{", "${", "$(")):
+        return False
+    return not (stripped.isalpha() and len(stripped) < 6)
 
 
 def _entropy_detectors():
@@ -248,7 +361,7 @@ class Redactor:
 
     def __init__(self, extra: Iterable[SecretPattern] = ()):
         self.formats: tuple[SecretPattern, ...] = (
-            PRIVATE_KEY, *EXTRA_FORMATS, *_detect_secrets_formats(), *URL_RULES, *extra)
+            PRIVATE_KEY, *EXTRA_FORMATS, *_detect_secrets_formats(), *URL_RULES, *CLI_RULES, *extra)
         self.masked = 0
         self.secrets: set[str] = set()
         self.kinds: Counter[str] = Counter()
@@ -273,31 +386,53 @@ class Redactor:
                 if match.end(group) > match.start(group):
                     spans.append((match.start(group), match.end(group), pattern.name))
         for key, start, end in _assignments(text):
-            value = text[start:end]
-            if not is_secret_key(key) or PLACEHOLDER.match(value.strip()) or _is_reference(value):
-                continue
-            spans.append((start, end, _field_kind(key)))
+            if _field_value_is_secret(key, text[start:end]):
+                spans.append((start, end, _field_kind(key)))
         if entropy:
             for match in _QUOTED.finditer(text):
                 if not self._high_entropy(match.group(2)):
                     continue
                 before = _KEY_BEFORE.search(text, max(0, match.start() - 80), match.start())
                 key = before.group(1).lower() if before else ""
-                if key in EXEMPT_KEYS or key.endswith(("_id", "_sha256", "_digest", "_checksum")):
+                if key in EXEMPT_KEYS or key.endswith(EXEMPT_SUFFIXES):
                     continue
                 spans.append((match.start(2), match.end(2), "high-entropy"))
         return spans
 
     def _high_entropy(self, value: str) -> bool:
+        """detect-secrets' base64 entropy measure over 4.5 bits a character. Hex strings are
+        left alone: a quoted hex string in a text is a digest or a commit far more often than a
+        key (keys under a secret field are masked by the field rules)."""
         if re.fullmatch(r"[0-9a-fA-F]+", value):
-            return self._hex.calculate_shannon_entropy(value) > 3.0 and len(value) >= 20
+            return False
         return self._base64.calculate_shannon_entropy(value) > 4.5
+
+    def _escaped_spans(self, text: str, entropy: bool, depth: int = 0) -> list[tuple[int, int, str]]:
+        """Secrets inside JSON string literals written into the text (``"{\\"password\\": ..."``,
+        YAML with ``\\n`` line breaks): each literal holding an escape is decoded, searched, and
+        every escaped form of a secret found there is a span of the text (two levels deep)."""
+        spans = []
+        if depth > 2 or "\\" not in text:
+            return spans
+        for literal in _JSON_STRING.finditer(text):
+            if "\\" not in literal.group(0):
+                continue
+            try:
+                decoded = orjson.loads(literal.group(0))
+            except orjson.JSONDecodeError:
+                continue
+            found = self._spans(decoded, entropy) + self._escaped_spans(decoded, entropy, depth + 1)
+            for start, end, kind in found:
+                escaped = orjson.dumps(decoded[start:end]).decode()[1:-1]
+                for match in re.finditer(re.escape(escaped), literal.group(0)):
+                    spans.append((literal.start() + match.start(), literal.start() + match.end(), kind))
+        return spans
 
     def find(self, text: str, *, entropy: bool = True) -> list[tuple[int, int, str]]:
         """``[(start, end, kind)]`` of the secrets in ``text``, in order, merged where they
         overlap; an e-mail match that overlaps another secret is dropped (in
         ``https://user:pw@host`` the ``pw@host`` part is a URL password, not an address)."""
-        spans = self._spans(text, entropy)
+        spans = self._spans(text, entropy) + self._escaped_spans(text, entropy)
         others = [(s, e) for s, e, k in spans if k != "email"]
         spans = [span for span in spans if span[2] != "email"
                  or not any(s < span[1] and span[0] < e for s, e in others)]
@@ -335,20 +470,21 @@ class Redactor:
     def field(self, key: str, value: str) -> str:
         """A JSON string value under ``key``: wholly masked when the key names a secret (and
         the value is not a placeholder), entropy rules off for :data:`EXEMPT_KEYS`."""
-        if is_secret_key(key) and not PLACEHOLDER.match(value.strip()) and not _is_reference(value):
+        if _field_value_is_secret(key, value):
             self.secrets.add(value)
             self.kinds[_field_kind(key)] += 1
             self.masked += 1
             return f"[REDACTED:{_field_kind(key)}]"
         if key.lower() in PATH_KEYS:
             return self.path(value)
-        return self.text(value, entropy=key.lower() not in EXEMPT_KEYS)
+        exempt = key.lower() in EXEMPT_KEYS or key.lower().endswith(EXEMPT_SUFFIXES)
+        return self.text(value, entropy=not exempt)
 
     def path(self, value: str) -> str:
         """A file name or path (``path`` fields, diff paths): the text rules, then random-looking
         runs of letters and digits (a token cut apart by ``/`` is in no documented format)."""
         result = self.text(value, entropy=False)
-        spans = _random_runs(self, result)
+        spans = _random_runs(self, result, strict=True)
         for start, end, kind in reversed(spans):
             self.secrets.add(result[start:end])
             self.kinds[kind] += 1
@@ -430,16 +566,29 @@ def read_patterns(path: Path) -> list[SecretPattern]:
 _ID_RUN = re.compile(r"[A-Za-z0-9+]{20,}")
 
 
-def _random_runs(redactor: Redactor, value: str) -> list[tuple[int, int, str]]:
-    """Runs of 20 or more letters and digits in an id that look random (over 4.2 bits a
-    character, or 32 hex digits and more): an id has no quotes or keys to say what it holds,
-    and a token cut apart by separators is no longer in its documented format."""
+def _class_changes(run: str) -> float:
+    """The share of neighbouring characters of different kinds (upper, lower, digit): near 0.2
+    in CamelCase words (``JvmGcPauseAboveBudget``), 0.5-1 in random tokens."""
+    kinds = ["u" if c.isupper() else "l" if c.islower() else "d" for c in run]
+    return sum(a != b for a, b in itertools.pairwise(kinds)) / max(1, len(kinds) - 1)
+
+
+def _random_runs(redactor: Redactor, value: str, *, strict: bool = False) -> list[tuple[int, int, str]]:
+    """Runs of 20 or more letters and digits that look random: an id or a file name has no
+    quotes or keys to say what it holds, and a token cut apart by separators is no longer in
+    its documented format. For ids: over 4.2 bits a character, or 32 hex digits and more; with
+    ``strict`` (file names, which carry digests and CamelCase words): 24 or more characters,
+    over 4.5 bits, mixing character kinds at over 0.6 of their neighbours, never hex."""
     found = []
     for match in _ID_RUN.finditer(value):
         run = match.group(0)
         hexadecimal = re.fullmatch(r"[0-9a-fA-F]+", run) is not None
-        if (hexadecimal and len(run) >= 32) or (
-                not hexadecimal and redactor._base64.calculate_shannon_entropy(run) > 4.2):
+        entropy = redactor._base64.calculate_shannon_entropy(run)
+        if strict:
+            random = not hexadecimal and len(run) >= 24 and entropy > 4.5 and _class_changes(run) > 0.6
+        else:
+            random = (hexadecimal and len(run) >= 32) or (not hexadecimal and entropy > 4.2)
+        if random:
             found.append((match.start(), match.end(), "random-token"))
     return found
 
