@@ -17,12 +17,18 @@ SPACE_DIR = REPO_ROOT / "space"
 def task_dirs(tasks_dir: str | Path | None = None) -> list[Path]:
     """Every task folder under ``tasks_dir`` (default: the bundled ``tasks/``), sorted by id.
 
-    A task folder is one that holds ``task.toml``. Raises BadInput if none is found.
+    A task folder is one that holds ``task.toml``; folders reached through a link are left
+    out (a tasks folder is read as an untrusted tree, alertforge.untrusted). Raises BadInput
+    if none is found.
     """
+    from alertforge.untrusted import Tree
+
     root = Path(tasks_dir) if tasks_dir else TASKS_DIR
     if not root.is_dir():
         raise BadInput(root, "tasks directory not found")
-    found = sorted(p for p in root.iterdir() if (p / "task.toml").is_file())
+    tree = Tree(root)
+    found = sorted(root / name for name, kind in tree.entries()
+                   if kind == "dir" and tree.is_file(f"{name}/task.toml"))
     if not found:
         raise BadInput(root, "no task folders (with task.toml) found")
     return found
@@ -33,11 +39,13 @@ def resolve_task(task: str | Path, tasks_dir: str | Path | None = None) -> Path:
 
     Raises BadInput when neither names a folder holding ``task.toml``.
     """
+    from alertforge.untrusted import Tree
+
     candidate = Path(task)
-    if (candidate / "task.toml").is_file():
+    if candidate.is_dir() and Tree(candidate).is_file("task.toml"):
         return candidate.resolve()
     root = Path(tasks_dir) if tasks_dir else TASKS_DIR
     by_id = root / str(task)
-    if (by_id / "task.toml").is_file():
+    if root.is_dir() and Tree(root).kind(str(task)) == "dir" and Tree(by_id).is_file("task.toml"):
         return by_id.resolve()
     raise BadInput(task, f"not a task folder (no task.toml) and no task with this id under {root}")

@@ -173,7 +173,7 @@ def read_json_file(path: str | os.PathLike, *, cap: int = DEFAULT_CAP) -> Any:
     """:func:`read_file` parsed as JSON (UnsafeInput naming the file when it is not JSON)."""
     data = read_file(path, cap=cap)
     try:
-        return orjson.loads(data)
+        return checked_depth(orjson.loads(data), path)
     except orjson.JSONDecodeError as err:
         raise UnsafeInput(path, f"not valid JSON: {err}") from None
 
@@ -291,7 +291,7 @@ class Tree:
         """``rel`` parsed as JSON (UnsafeInput naming it when it is not)."""
         data = self.read_bytes(rel, cap=cap)
         try:
-            return orjson.loads(data)
+            return checked_depth(orjson.loads(data), self.shown(rel))
         except orjson.JSONDecodeError as err:
             raise UnsafeInput(self.shown(rel), f"not valid JSON: {err}") from None
 
@@ -365,3 +365,68 @@ class Tree:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         return refused
+
+
+MAX_JSON_DEPTH = 128
+"""Nesting a JSON value from an untrusted source may have (a run's arguments are a few deep;
+hundreds of levels only exhaust recursion in the code that walks them)."""
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def json_depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar: 0), counted without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+    return deepest
+
+
+def checked_depth(value: Any, source: object) -> Any:
+    """``value`` when it nests at most :data:`MAX_JSON_DEPTH` levels.
+
+    Raises:
+        UnsafeInput: naming ``source``.
+    """
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise UnsafeInput(source, f"nests deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def json_safe(value: Any, source: object) -> Any:
+    """A JSON value another program sent (an environment's answer, a model's reply) made safe
+    to store: a lone surrogate in a string becomes U+FFFD, an integer beyond 64 bits its
+    decimal text (orjson and the run files hold neither).
+
+    Raises:
+        UnsafeInput: the value nests deeper than :data:`MAX_JSON_DEPTH` levels (names ``source``).
+    """
+    checked_depth(value, source)
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+                return item
+            except UnicodeEncodeError:
+                return item.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
+        if isinstance(item, bool) or item is None or isinstance(item, float):
+            return item
+        if isinstance(item, int):
+            return item if INT64[0] <= item <= INT64[1] else str(item)
+        if isinstance(item, dict):
+            return {clean(k) if isinstance(k, str) else str(k): clean(v) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [clean(child) for child in item]
+        return item
+
+    return clean(value)

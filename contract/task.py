@@ -8,12 +8,18 @@ and by the scripted policies (requirements). Field meanings: docs/formats.md "Ta
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from contract.base import Open, Strict
 from contract.run import CheckRef, RequirementRef
+
+MAX_SERIES_POINTS = 1_000_000
+"""Values one input series may expand to (promtool's ``a+bxN`` notation); the bundled
+scenarios have a few hundred, a crafted catalog could ask for billions."""
+_REPEATS = re.compile(r"x(\d+)")
 
 RequirementKind = Literal["alert", "repair", "recording", "route", "inhibit"]
 Family = Literal["Fire", "Timing", "Silent", "Dup", "Label", "Annotation", "Value", "Cardinality",
@@ -29,6 +35,16 @@ class CatalogRequirement(Strict):
     title: str
     targets: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _target_types(self) -> CatalogRequirement:
+        shapes = {"service": str, "alert": str, "windows": dict, "records": dict, "labels": dict,
+                  "threshold": (int, float), "reference_records": (bool, str, dict, list)}
+        for key, kind in shapes.items():
+            value = self.targets.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise ValueError(f"targets.{key} has the wrong type ({type(value).__name__})")
+        return self
+
 
 class Probe(Open):
     """What the grader runs for a check; ``type`` decides the rest (``promql``: scenario,
@@ -39,8 +55,13 @@ class Probe(Open):
 
     @model_validator(mode="after")
     def _promql_fields(self) -> Probe:
+        extra = self.model_extra or {}
+        shapes = {"scenario": str, "eval_time": str, "expr": str, "labels": dict, "alerts": list,
+                  "alert": str, "service": str, "what": str}
+        for key, kind in shapes.items():
+            if key in extra and extra[key] is not None and not isinstance(extra[key], kind):
+                raise ValueError(f"probe.{key} has the wrong type ({type(extra[key]).__name__})")
         if self.type == "promql":
-            extra = self.model_extra or {}
             missing = [k for k in ("scenario", "expr", "eval_time") if not isinstance(extra.get(k), str)]
             if missing or not isinstance(extra.get("exp_samples"), list):
                 raise ValueError("a promql probe needs string scenario, expr and eval_time and an "
@@ -69,6 +90,17 @@ class CheckCatalog(Strict):
     checks: list[CatalogCheck]
     input_series: dict[str, list[dict[str, str]]] = Field(default_factory=dict)
     evaluation_interval: str = "1m"
+
+    @model_validator(mode="after")
+    def _series_sizes(self) -> CheckCatalog:
+        for scenario, series in self.input_series.items():
+            for item in series:
+                values = item.get("values", "")
+                points = sum(int(n) + 1 for n in _REPEATS.findall(values)) + len(values.split())
+                if points > MAX_SERIES_POINTS:
+                    raise ValueError(f"input_series.{scenario}: a series expands to over "
+                                     f"{MAX_SERIES_POINTS} values")
+        return self
 
     def requirement_refs(self) -> list[RequirementRef]:
         """The requirements as a run carries them."""

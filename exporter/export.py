@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,7 +214,7 @@ def export_site(
             tests/checks.json, a template), or ``out_dir`` when it is not a folder or holds
             files no export wrote. Everything is read and checked before the swap.
     """
-    out_dir = Path(out_dir)
+    out_dir = Path(os.path.realpath(out_dir))  # a link the user made: the site goes behind it
     site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(out_dir, "output path exists and is not a folder")

@@ -29,6 +29,10 @@ def duration_minutes(text: Any) -> float | None:
     return sum(int(number) * _UNIT_MINUTES[unit] for number, unit in _DURATION_PART.findall(text))
 
 
+MAX_POINTS = 100_000
+"""Values a series may expand to for a plot (the bundled scenarios have a few hundred)."""
+
+
 def expand_values(values: str) -> list[float | None]:
     """promtool's ``values`` notation expanded: ``"0+2x3 _ 5"`` -> ``[0, 2, 4, 6, None, 5]``.
 
@@ -36,22 +40,29 @@ def expand_values(values: str) -> list[float | None]:
     value (``_xn``: n of them), ``stale`` a stale marker (None).
 
     Raises:
-        ValueError: a token is none of those.
+        ValueError: a token is none of those, or the values expand past
+            :data:`MAX_POINTS` (a crafted catalog could ask for billions).
     """
     out: list[float | None] = []
     for token in values.split():
+        if len(out) > MAX_POINTS:
+            raise ValueError(f"the series expands to over {MAX_POINTS} values")
         if token in ("_", "stale"):
             out.append(None)
             continue
         match = _EXPANDING.match(token)
         if match:
             start, sign, step, count = match.groups()
+            if int(count) > MAX_POINTS:
+                raise ValueError(f"the series expands to over {MAX_POINTS} values")
             base, delta = float(start), float(step) * (1 if sign == "+" else -1)
             out.extend(base + delta * k for k in range(int(count) + 1))
             continue
         match = _REPEAT.match(token)
         if match:
             value, count = match.groups()
+            if int(count) > MAX_POINTS:
+                raise ValueError(f"the series expands to over {MAX_POINTS} values")
             if value == "_":
                 out.extend([None] * int(count))
             else:

@@ -95,9 +95,12 @@ def foreign_files(out_dir: Path) -> list[str]:
     for rel, kind in tree.walk():
         if kind == "dir":
             continue
-        if rel in listed or (legacy and rel.split("/")[0] in LEGACY_OWNED):
+        if kind != "file":  # a link or FIFO, even named like a Space file: never replaced
+            found.append(f"{rel} ({kind})")
+        elif rel in listed or (legacy and rel.split("/")[0] in LEGACY_OWNED):
             continue
-        found.append(rel)
+        else:
+            found.append(rel)
     return found
 
 
@@ -126,7 +129,7 @@ def write_site(out_dir: Path, files: dict[str, bytes], generated_by: str) -> Non
         BadInput: ``out_dir`` holds files no previous export wrote (named), or a path in
             ``files`` would leave the site.
     """
-    out_dir = Path(os.path.abspath(out_dir))
+    out_dir = Path(os.path.realpath(out_dir))  # --out may be a link the user made: write behind it
     recover(out_dir)
     foreign = foreign_files(out_dir)
     if foreign:

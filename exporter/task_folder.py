@@ -16,6 +16,8 @@ from typing import Any
 from alertforge.errors import BadInput
 from alertforge.tasks import TaskIndex
 from alertforge.untrusted import Tree
+from contract.base import parse
+from contract.task import CheckCatalog
 from exporter.run_folders import RunFolder
 from exporter.scenarios import scenario_plots
 
@@ -207,11 +209,7 @@ def _read_task(run: RunFolder, folder: Path | None) -> TaskInfo:
         checks_path = tree.shown("tests/checks.json")
         if tree.is_file("tests/checks.json"):
             catalog = tree.read_json("tests/checks.json", cap=CATALOG_CAP)
-            if not isinstance(catalog, dict):
-                raise BadInput(checks_path, "expected a JSON object")
-            for key in ("requirements", "checks"):
-                if not isinstance(catalog.get(key), list):
-                    raise BadInput(checks_path, f"{key} missing or not a list")
+            parse(CheckCatalog, catalog, checks_path, "check catalog")
         pristine = read_pristine_files(tree)
     if catalog is not None:
         source, requirements, checks = checks_path, catalog["requirements"], catalog["checks"]

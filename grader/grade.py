@@ -22,7 +22,6 @@ from pathlib import Path
 import yaml
 
 from alertforge.errors import BadInput
-from alertforge.files import read_json
 from alertforge.tasks import task_fingerprint
 from alertforge.untrusted import Tree
 from contract.base import parse
@@ -50,7 +49,7 @@ def load_catalog(task_dir: Path) -> dict:
     it is missing or malformed.
     """
     path = task_dir / "tests" / "checks.json"
-    data = read_json(path)
+    data = Tree(task_dir).read_json("tests/checks.json")
     parse(CheckCatalog, data, path, "check catalog")
     return data
 

@@ -191,6 +191,22 @@ def load_workspace(root: Path) -> Workspace:
     return Workspace(root, rule_files, am, am_text, am_error)
 
 
+def path_leaves_repo(entry: object, base: PurePosixPath) -> str | None:
+    """Why a path or glob a repo file names (relative to ``base``, a folder of the repo) is
+    not a file inside the repo: not a string, absolute, or leaving it through ``..``; None
+    when it stays inside."""
+    if not isinstance(entry, str):
+        return f"entry {entry!r} is not a string"
+    if entry.startswith(("/", "~")) or "\0" in entry:
+        return f"entry {entry!r} is absolute"
+    depth = len(base.parts)
+    for part in PurePosixPath(entry).parts:
+        depth += -1 if part == ".." else (0 if part == "." else 1)
+        if depth < 0:
+            return f"entry {entry!r} leaves the repo"
+    return None
+
+
 def template_problem(am: dict) -> str | None:
     """Why the config's ``templates:`` cannot be used, or None.
 
@@ -203,15 +219,8 @@ def template_problem(am: dict) -> str | None:
         return None
     if not isinstance(templates, list):
         return "templates: must be a list of file globs"
-    base = PurePosixPath(ALERTMANAGER_PATH).parent
     for entry in templates:
-        if not isinstance(entry, str):
-            return f"templates: entry {entry!r} is not a string"
-        if entry.startswith("/") or "\0" in entry:
-            return f"templates: entry {entry!r} is absolute; templates must be files inside the repo"
-        depth = len(base.parts)
-        for part in PurePosixPath(entry).parts:
-            depth += -1 if part == ".." else (0 if part == "." else 1)
-            if depth < 0:
-                return f"templates: entry {entry!r} leaves the repo; templates must be files inside it"
+        problem = path_leaves_repo(entry, PurePosixPath(ALERTMANAGER_PATH).parent)
+        if problem:
+            return f"templates: {problem}; templates must be files inside the repo"
     return None

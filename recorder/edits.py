@@ -28,7 +28,10 @@ import fnmatch
 import posixpath
 import re
 import shlex
+import time
 from dataclasses import dataclass, field
+
+import regex
 
 REPO_DIR_NAME = "monitoring"
 DEFAULT_CWD = "/app"
@@ -329,6 +332,14 @@ def _bre_to_python(pattern: str, extended: bool) -> str:
     return "".join(out)
 
 
+MAX_PENDING = 1_000_000
+"""Characters of terminal input kept waiting for the end of a command (an open heredoc or
+quote) at most; more is not replayed (the step is lossy)."""
+SED_SECONDS = 2.0
+"""Longest a replayed sed expression may run on one file (the ``regex`` package stops a
+pattern that backtracks without end, e.g. ``(a+)+$``)."""
+
+
 def sed_substitute(script: str, text: str, extended: bool) -> str:
     """Apply a sed script made only of ``s<d>pattern<d>replacement<d>[g]`` commands (split by
     ``;`` or newlines) to ``text`` line by line. Raises _Unknown for anything else."""
@@ -363,15 +374,23 @@ def sed_substitute(script: str, text: str, extended: bool) -> str:
             raise _Unknown("sed s with an occurrence number")
         replacement = re.sub(r"\\([0-9])", r"\\g<\1>", parts[1].replace("\\&", "\0AMP\0"))
         replacement = replacement.replace("&", r"\g<0>").replace("\0AMP\0", "&")
-        commands.append((re.compile(_bre_to_python(parts[0], extended),
-                                    re.IGNORECASE if "I" in flags else 0),
-                         replacement, 0 if "g" in flags else 1))
+        try:
+            compiled = regex.compile(_bre_to_python(parts[0], extended),
+                                     regex.IGNORECASE if "I" in flags else 0)
+        except regex.error as err:
+            raise _Unknown(f"sed pattern: {err}") from None
+        commands.append((compiled, replacement, 0 if "g" in flags else 1))
     lines = text.split("\n")
+    deadline = time.monotonic() + SED_SECONDS
     for index, line in enumerate(lines):
         for pattern, replacement, count in commands:
             try:
-                line = pattern.sub(replacement, line, count=count)
-            except (re.error, IndexError) as err:
+                line = pattern.sub(replacement, line, count=count,
+                                   timeout=max(0.01, deadline - time.monotonic()))
+            except TimeoutError:
+                raise _Unknown(f"sed expression took over {SED_SECONDS:g} s on this file (a "
+                               "pattern whose matching explodes): not replayed") from None
+            except (regex.error, IndexError) as err:
                 raise _Unknown(f"sed replacement: {err}") from None
         lines[index] = line
     return "\n".join(lines)
@@ -476,6 +495,7 @@ class FileTracker:
         self.cwd = cwd
         self.history: dict[str, list[str | None]] = {}
         self.pending = ""  # terminal keystrokes typed but not yet run (no newline yet)
+        self.waiting_for: str | None = None  # the delimiter of a heredoc the pending input opened
 
     # -- paths and contents
 
@@ -588,7 +608,10 @@ class FileTracker:
             self._set(effect, key, str(args.get("file_text") or ""))
         elif command == "insert":
             lines = self.read(key).split("\n")
-            at = int(args.get("insert_line") or 0)
+            try:
+                at = int(args.get("insert_line") or 0)
+            except (TypeError, ValueError):
+                raise _Unknown(f"insert_line {args.get('insert_line')!r} is not a line number") from None
             new = str(args.get("new_str") or "")
             trailing = lines[-1] == ""
             body = lines[:-1] if trailing else lines
@@ -605,7 +628,10 @@ class FileTracker:
             effect.edits.append(FileEdit(key, before))
         elif name == "multiedit":
             text = self.read(key)
-            for edit in args.get("edits") or []:
+            edits = args.get("edits")
+            if not isinstance(edits, list) or not all(isinstance(e, dict) for e in edits):
+                raise _Unknown("MultiEdit edits is not a list of {old_string, new_string} objects")
+            for edit in edits:
                 text = _replace_once(text, edit.get("old_string"), edit.get("new_string"),
                                      edit.get("replace_all") is True, key)
             self._set(effect, key, text)
@@ -640,7 +666,15 @@ class FileTracker:
             if keystrokes.strip() in ("C-c", "C-d"):
                 self.pending = ""  # the typed line (or an open heredoc) is abandoned
             return
+        waiting_for = self.waiting_for
         self.pending += keystrokes
+        if waiting_for and waiting_for not in self.pending[-(len(keystrokes) + len(waiting_for) + 1):]:
+            return  # an open heredoc that this input cannot close: nothing new to run
+        if len(self.pending) > MAX_PENDING:
+            effect.lossy.append(f"terminal input of over {MAX_PENDING} characters with no end to its "
+                                "command (an open heredoc or quote): not replayed")
+            self.pending, self.waiting_for = "", None
+            return
         self.pending = self.run_script(effect, self.pending, final=False)
 
     def run_script(self, effect: CallEffect, text: str, *, final: bool) -> str:
@@ -649,6 +683,7 @@ class FileTracker:
         With ``final`` the end of the text ends the last line and any open heredoc (a
         command string); without it (terminal keystrokes) they wait for more input.
         """
+        self.waiting_for = None
         lines = text.split("\n")
         complete, rest = (lines, "") if final else (lines[:-1], lines[-1])
         i = 0
@@ -664,7 +699,7 @@ class FileTracker:
             if (not ok or _continues(logical)) and not final:
                 return "\n".join(complete[start:] + [rest])
             pipelines = parse_line(tokens)
-            waiting = False
+            waiting: str | None = None
             for command in (c for p in pipelines for c in p if c.heredoc):
                 delimiter, strip_tabs, _ = command.heredoc
                 body = []
@@ -676,10 +711,11 @@ class FileTracker:
                     body.append(line)
                 else:
                     if not final:
-                        waiting = True
+                        waiting = delimiter
                         break
                 command.body = "\n".join(body) + "\n" if body else ""
             if waiting:
+                self.waiting_for = waiting
                 return "\n".join(complete[start:] + [rest])
             for pipeline in pipelines:
                 self._pipeline(effect, pipeline)

@@ -31,11 +31,11 @@ import orjson
 import pydantic
 
 from alertforge.errors import BadInput
-from alertforge.files import read_json, write_json
+from alertforge.files import write_json
 from alertforge.ids import slug_id
 from alertforge.paths import TASKS_DIR, task_dirs
 from alertforge.tasks import task_fingerprint, task_id_of
-from alertforge.untrusted import REFUSED, Tree, UnsafeInput
+from alertforge.untrusted import REFUSED, Tree, UnsafeInput, checked_depth
 from contract.base import dump, parse
 from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog
@@ -79,18 +79,48 @@ def _safe_name(text: str) -> str:
     return slug_id(text)
 
 
-JSON_CAP = 256 * 1024 * 1024
+JSON_CAP = 64 * 1024 * 1024
 """Largest result.json, reward or trajectory file read from a job (a long trajectory is MBs)."""
+IMPORT_BUDGET = 2 * 1024 * 1024 * 1024
+"""Bytes one import reads from jobs at most, all files together (many files each under its
+cap, or sparse ones that read as gigabytes of zeros, cannot make an import run for hours)."""
+
+
+@dataclass
+class ReadBudget:
+    """Bytes an import may still read (shared by the trials of one import)."""
+
+    left: int = IMPORT_BUDGET
 
 
 class JobFiles:
     """The files of one trial, read inside the folder the user named (an untrusted tree):
-    no link is followed, nothing outside ``root`` is read, every read is capped."""
+    no link is followed, nothing outside ``root`` is read, every read is capped, and all
+    reads of one import together stay within its :class:`ReadBudget`."""
 
-    def __init__(self, root: Path, folder: Path):
+    def __init__(self, root: Path, folder: Path, budget: ReadBudget | None = None):
         self.root, self.folder = Path(root), Path(folder)
         self.tree = Tree(self.root)
         self.prefix = self.folder.relative_to(self.root).as_posix() if self.folder != self.root else ""
+        self.budget = budget or ReadBudget()
+
+    def _cap(self, name: str) -> int:
+        if self.budget.left <= 0:
+            raise UnsafeInput(self.tree.shown(self.rel(name)), f"not read: this import already read "
+                              f"{IMPORT_BUDGET} bytes, its limit")
+        return min(JSON_CAP, self.budget.left)
+
+    def _read(self, rel: str, name: str) -> bytes:
+        cap = self._cap(name)
+        try:
+            data = self.tree.read_bytes(rel, cap=cap)
+        except UnsafeInput as err:
+            if cap < JSON_CAP and err.problem.startswith("file is "):
+                raise UnsafeInput(err.path, f"not read: it is more than this import may still read "
+                                  f"(its limit is {IMPORT_BUDGET} bytes in all)") from None
+            raise
+        self.budget.left -= len(data)
+        return data
 
     def rel(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
@@ -101,7 +131,9 @@ class JobFiles:
     def load_json(self, name: str) -> tuple[Any, str | None]:
         """``(value, None)`` or ``(None, problem)`` for the JSON file ``name``."""
         try:
-            return self.tree.read_json(self.rel(name), cap=JSON_CAP), None
+            return checked_depth(orjson.loads(self._read(self.rel(name), name)), self.tree.shown(self.rel(name))), None
+        except orjson.JSONDecodeError as err:
+            return None, f"{name} is not valid JSON: {err}"
         except UnsafeInput as err:
             if err.problem == REFUSED["missing"]:
                 return None, f"{name} not found"
@@ -109,10 +141,10 @@ class JobFiles:
             return None, f"{name}{joiner}{err.problem}"
 
     def read_text(self, name: str) -> str:
-        return self.tree.read_text(self.rel(name), cap=JSON_CAP, errors="replace")
+        return self._read(self.rel(name), name).decode("utf-8", errors="replace")
 
     def read_bytes(self, name: str) -> bytes:
-        return self.tree.read_bytes(self.rel(name), cap=JSON_CAP)
+        return self._read(self.rel(name), name)
 
     def names(self, sub: str) -> list[tuple[str, str]]:
         try:
@@ -231,9 +263,12 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
             break
         seen.add(joined)
         try:
-            current = files.tree.read_json(joined, cap=JSON_CAP)
+            current = checked_depth(orjson.loads(files._read(joined, ref)), ref)
         except UnsafeInput as err:
             notes.append(f"continued_trajectory_ref {ref!r}: {err.problem}")
+            break
+        except orjson.JSONDecodeError:
+            notes.append(f"continued_trajectory_ref {ref!r} is not valid JSON: not followed")
             break
         if not isinstance(current, dict) or not isinstance(current.get("steps"), list):
             break
@@ -262,13 +297,13 @@ def _join_inside(referrer: str, ref: str) -> str | None:
     return "/".join(parts) or None
 
 
-def read_trial(path: Path, job: str, root: Path | None = None) -> Trial:
+def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudget | None = None) -> Trial:
     """Everything readable about one trial (a folder, or a bare ATIF file), read inside
     ``root`` (the folder the user named; default the trial folder itself)."""
     if path.is_file():
         trial = Trial(path=path, job=job,
                       name=path.name.removesuffix(".json").removesuffix(".trajectory"))
-        files = JobFiles(path.parent, path.parent)
+        files = JobFiles(path.parent, path.parent, budget)
         trial.trajectory, trial.trajectory_problem = _read_trajectory(files, path.name)
         trial.trajectory_path = path
         try:
@@ -276,7 +311,7 @@ def read_trial(path: Path, job: str, root: Path | None = None) -> Trial:
         except UnsafeInput:
             trial.fingerprint = ""
         return trial
-    files = JobFiles(root or path, path)
+    files = JobFiles(root or path, path, budget)
     trial = Trial(path=path, job=job, name=path.name)
     result, trial.result_problem = files.load_json("result.json")
     if result is not None and not isinstance(result, dict):
@@ -361,6 +396,10 @@ def _tool_calls(raw: Any, step_id: int) -> list[dict]:
     return calls
 
 
+def _call_id(value: Any) -> str | None:
+    return value if isinstance(value, str) else (None if value is None else str(value))
+
+
 def _results(raw: Any) -> list[dict]:
     if raw is None:
         return []
@@ -374,8 +413,13 @@ def _results(raw: Any) -> list[dict]:
         if isinstance(item, str):
             results.append({"content": item})
         elif isinstance(item, dict):
-            results.append({k: v for k, v in item.items()
-                            if k in ("source_call_id", "content", "subagent_trajectory_ref", "extra")})
+            kept = {k: v for k, v in item.items()
+                    if k in ("source_call_id", "content", "subagent_trajectory_ref", "extra")}
+            if "source_call_id" in kept:
+                kept["source_call_id"] = _call_id(kept["source_call_id"])
+            if "extra" in kept and not isinstance(kept["extra"], dict):
+                kept["extra"] = {"source_extra": kept["extra"]}
+            results.append(kept)
     return results
 
 
@@ -435,7 +479,7 @@ def normalize_steps(doc: dict) -> list[dict]:
         if not isinstance(raw, dict):
             continue
         original_id = raw.get("step_id") if isinstance(raw.get("step_id"), int) else position + 1
-        source = raw.get("source")
+        source = raw.get("source") if isinstance(raw.get("source"), str) else None
         source = {"assistant": "agent", "human": "user"}.get(source, source)
         if source not in ("system", "user", "agent"):
             source = "system"
@@ -493,14 +537,19 @@ def _task_index(tasks_dir: Path | None) -> dict[str, Path]:
     return index
 
 
+def _obj(value: Any) -> dict:
+    """``value`` when it is an object, else ``{}`` (a trial's files are another program's: a
+    field of the wrong type is treated as missing)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _task_names(trial: Trial) -> list[str]:
-    result = trial.result or {}
+    result = _obj(trial.result)
     names = [result.get("task_name")]
-    config_task = ((result.get("config") or {}).get("task") or {}) if isinstance(
-        result.get("config"), dict) else {}
+    config_task = _obj(_obj(result.get("config")).get("task"))
+    task_id = result.get("task_id")
     for value in (config_task.get("path"), config_task.get("name"),
-                  (result.get("task_id") or {}).get("path") if isinstance(result.get("task_id"), dict)
-                  else result.get("task_id")):
+                  _obj(task_id).get("path") if isinstance(task_id, dict) else task_id):
         if isinstance(value, str):
             names.append(value.rstrip("/").split("/")[-1])
     if trial.path.is_dir():
@@ -539,13 +588,13 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
     started = time.perf_counter()
     names = _task_names(trial)
     task_dir = next((tasks[n] for n in names if n in tasks), None)
-    agent_block = (trial.trajectory or {}).get("agent") if isinstance(
-        (trial.trajectory or {}).get("agent"), dict) else {}
-    result = trial.result or {}
-    agent_info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
+    agent_block = _obj(_obj(trial.trajectory).get("agent"))
+    result = _obj(trial.result)
+    agent_info = _obj(result.get("agent_info"))
     agent_name = str(agent_block.get("name") or agent_info.get("name") or "unknown-agent")
-    model = agent_block.get("model_name") or (agent_info.get("model_info") or {}).get("name") or \
-        ((result.get("config") or {}).get("agent") or {}).get("model_name")
+    model = agent_block.get("model_name") or _obj(agent_info.get("model_info")).get("name") or \
+        _obj(_obj(result.get("config")).get("agent")).get("model_name")
+    model = model if isinstance(model, str) else None
     prefix = "harbor" if trial.path.is_dir() else "atif"
     readable = _safe_name(f"{prefix}__{trial.job}__{trial.name}" if prefix == "harbor"
                           else f"{prefix}__{trial.name}")
@@ -567,14 +616,15 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
 
     if task_dir:
         catalog_path = task_dir / "tests" / "checks.json"
-        catalog = parse(CheckCatalog, read_json(catalog_path), catalog_path, "check catalog")
+        catalog = parse(CheckCatalog, Tree(task_dir).read_json("tests/checks.json"), catalog_path,
+                        "check catalog")
         requirements, checks = catalog.requirement_refs(), catalog.check_refs()
     else:
         requirements, checks = [], []
     meta = {"id": names[0] if names else "unknown", "dir": None, "workflow": None, "tier": None,
             "seed": None, "known": False, "name": names[0] if names else None}
     if task_dir:
-        spec = read_json(task_dir / "tests" / "spec.json")
+        spec = Tree(task_dir).read_json("tests/spec.json")
         meta.update(id=spec.get("task_id", task_dir.name), dir=str(task_dir), known=True,
                     workflow=spec.get("workflow"), tier=spec.get("tier"), seed=spec.get("seed"),
                     fingerprint=task_fp)
@@ -778,8 +828,9 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
     tasks = _task_index(tasks_dir)
     found, skipped = find_trials([Path(p) for p in paths])
     imported = []
+    budget = ReadBudget()
     for path, job, root in found:
-        trial = read_trial(path, job, root)
+        trial = read_trial(path, job, root, budget)
         if not trial.readable:
             reasons = [r for r in (trial.result_problem, trial.trajectory_problem) if r]
             skipped.append({"path": str(path), "reason": "; ".join(reasons) or "nothing readable"})
@@ -788,6 +839,10 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
             imported.append(import_trial(trial, out, tasks))
         except run_format.InvalidTrajectory as err:
             skipped.append({"path": str(path), "reason": f"trajectory cannot be normalized: {err}"})
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as err:
+            # a shape no rule above expected: this trial is listed, the others still import
+            skipped.append({"path": str(path), "reason": "its files have a shape the importer "
+                            f"cannot read ({type(err).__name__}: {str(err)[:200]})"})
     summary = {"version": IMPORT_VERSION, "imported": imported, "skipped": skipped}
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / SUMMARY_FILE, summary)

@@ -65,7 +65,8 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 def append_step(path: Path, step: dict[str, Any]) -> None:
     """Append one step to the journal and fsync it (the step survives a crash right after)."""
-    with open(path, "ab") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    with os.fdopen(fd, "ab") as handle:  # O_NOFOLLOW: a link put in its place is refused
         handle.write(encode_step(step))
         handle.flush()
         os.fsync(handle.fileno())

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from alertforge.errors import BadInput
+from alertforge.untrusted import UnsafeInput, json_safe
 from recorder.policies import AGENT_FACTORIES, Agent, Decision
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -106,6 +107,10 @@ def chat_completion(client: Any, settings: Any, messages: list[dict], tools: lis
     except openai.APIError as err:
         raise LLMError(f"{settings.base_url}: {type(err).__name__}: {err}") from None
     data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+    try:
+        data = json_safe(data, settings.base_url)  # a reply is untrusted: surrogates, huge ints
+    except UnsafeInput as err:
+        raise LLMError(f"{settings.base_url}: the reply {err.problem}") from None
     choices = data.get("choices") or []
     if not choices or not isinstance(choices[0].get("message"), dict):
         raise LLMError(f"{settings.base_url}: reply has no choices[0].message")
@@ -216,8 +221,8 @@ def _arguments(raw: Any) -> dict:
     if isinstance(raw, dict):
         return raw
     try:
-        parsed = json.loads(raw or "{}")
-    except (TypeError, json.JSONDecodeError):
+        parsed = json_safe(json.loads(raw or "{}"), "tool call arguments")
+    except (TypeError, json.JSONDecodeError, UnsafeInput):
         return {"invalid_arguments": str(raw)}
     return parsed if isinstance(parsed, dict) else {"invalid_arguments": str(raw)}
 

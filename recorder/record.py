@@ -62,11 +62,12 @@ def run_id_for(task_id: str, policy: str, seed: int, options: dict | None = None
 
 
 def _task_ref(task_dir: Path) -> tuple[TaskRef, CheckCatalog]:
+    tree = Tree(task_dir)
     spec_path = task_dir / "tests" / "spec.json"
-    spec = parse(WorldSpec, read_json(spec_path), spec_path, "world spec")
+    spec = parse(WorldSpec, tree.read_json("tests/spec.json"), spec_path, "world spec")
     task_id = check_id(spec.task_id, "task_id", spec_path)
     catalog_path = task_dir / "tests" / "checks.json"
-    catalog = parse(CheckCatalog, read_json(catalog_path), catalog_path, "check catalog")
+    catalog = parse(CheckCatalog, tree.read_json("tests/checks.json"), catalog_path, "check catalog")
     return TaskRef(id=task_id, dir=str(task_dir), workflow=spec.workflow, tier=spec.tier,
                    seed=spec.seed, fingerprint=task_fingerprint(task_dir)), catalog
 

@@ -94,6 +94,9 @@ class RunStore:
         self.identity = identity
         self.run_id = check_id(run_id_of(readable, identity), "run id", readable)
         self.dir = out / self.run_id
+        if self.dir.is_symlink() or (self.dir.exists() and not self.dir.is_dir()):
+            raise BadInput(self.dir, "is a link or not a folder; a run is written only into a real "
+                           "folder under --out (move it away)")
         self.journal = self.dir / "journal.jsonl"
         self.written = 0
         """Steps on disk (journal lines) as far as this store knows."""
@@ -124,6 +127,10 @@ class RunStore:
         """
         if not self.dir.exists():
             return Opened("new")
+        links = [name for name in RUN_FILES if (self.dir / name).is_symlink()]
+        if links:
+            raise BadInput(self.dir / links[0], "is a link; run files are written only as regular "
+                           "files (move this run folder away)")
         summary = self.read_summary()
         if summary is not None and summary.identity is not None and \
                 summary.identity.defining != self.identity.defining:

@@ -173,12 +173,34 @@ def run_checks(root: Path) -> ToolResult:
         tests = _example_tests(copy)
         lines.append("example tests (promtool test rules):")
         for test in tests:
-            outcome = _run_example_test(test)
+            outcome = _outside_rule_files(copy, test) or _run_example_test(test)
             lines.append(f"  {test.relative_to(copy).as_posix()}: {outcome or 'ok'}")
             failed = failed or outcome is not None
         if not tests:
             lines.append("  (none in the workspace)")
     return ToolResult("\n".join(lines).replace(str(copy) + "/", ""), error=failed)
+
+
+def _outside_rule_files(root: Path, test: Path) -> str | None:
+    """Why an example test may not run: a ``rule_files`` entry that is absolute or leaves the
+    repo (promtool would read it from outside the workspace), or None."""
+    from pathlib import PurePosixPath
+
+    import yaml
+
+    from grader.workspace import load_yaml_text, path_leaves_repo
+
+    try:
+        doc = load_yaml_text(test.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError):
+        return None  # promtool reports it
+    entries = doc.get("rule_files") if isinstance(doc, dict) else None
+    base = PurePosixPath(test.parent.relative_to(root).as_posix())
+    for entry in entries if isinstance(entries, list) else [entries]:
+        problem = path_leaves_repo(entry, base)
+        if problem:
+            return f"not run: rule_files {problem}; rule files must be inside the repo"
+    return None
 
 
 def _run_example_test(test: Path) -> str | None:

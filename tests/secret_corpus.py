@@ -128,8 +128,8 @@ FIELD_FORMS: dict[str, tuple[str, str]] = {
                                   "H3aderS3cret-Lm5Rt8Qw"),
     "http-headers-secrets-block": ("    http_headers:\n      X-Api-Key:\n        secrets:\n        - Bl0ckS3cret-Lm5Rt8Qw\n",
                                    "Bl0ckS3cret-Lm5Rt8Qw"),
-    "grafana-oncall-url": ("  - url: https://oncall-prod-us-central-0.grafana.net/oncall/integrations/v1/"
-                           "alertmanager/Zt8Kq3Vn5Rx2Wm7Py4Lb9Hc6D/\n", "Zt8Kq3Vn5Rx2Wm7Py4Lb9Hc6D"),
+    "grafana-oncall-url": (("  - url: https://oncall-prod-us-central-0.grafana.net/oncall/integrations/v1/"
+                           "alertmanager/Zt8Kq3Vn5Rx2Wm7Py4Lb9Hc6D/\n"), "Zt8Kq3Vn5Rx2Wm7Py4Lb9Hc6D"),
     "curl-user-password": ("curl -u admin:Curl-Pa55word-Jh3 http://alertmanager:9093/api/v2/silences",
                            "Curl-Pa55word-Jh3"),
     "env-pgpassword": ("PGPASSWORD=Pg-Pa55word-Nm6 psql -h db -U alerts", "Pg-Pa55word-Nm6"),
@@ -137,8 +137,8 @@ FIELD_FORMS: dict[str, tuple[str, str]] = {
     "mysql-p": ("mysql -uroot -pMysqlPa55wordGh4 -e 'select 1'", "MysqlPa55wordGh4"),
     "escaped-json": ('{"body": "{\\"smtp_auth_password\\": \\"Esc-Pa55word-Yu1\\"}"}', "Esc-Pa55word-Yu1"),
     "toml-triple-quoted": ('smtp_auth_password = """Toml-Pa55word-Io3"""', "Toml-Pa55word-Io3"),
-    "opsgenie-geniekey-header": ("curl -H 'Authorization: GenieKey 7c1e2f3a-9b8d-4c5e-a6f7-0d1e2f3a4b5c' "
-                                 "https://api.opsgenie.com/v2/alerts", "7c1e2f3a-9b8d-4c5e-a6f7-0d1e2f3a4b5c"),
+    "opsgenie-geniekey-header": (("curl -H 'Authorization: GenieKey 7c1e2f3a-9b8d-4c5e-a6f7-0d1e2f3a4b5c' "
+                                 "https://api.opsgenie.com/v2/alerts"), "7c1e2f3a-9b8d-4c5e-a6f7-0d1e2f3a4b5c"),
     "numeric-password": ("    smtp_auth_password: '90817263'\n", "90817263"),
     "yaml-explicit-key": ("    ? smtp_auth_password\n    : Expl1cit-Pa55word-Ze8\n", "Expl1cit-Pa55word-Ze8"),
 }

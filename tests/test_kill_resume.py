@@ -4,6 +4,7 @@ again; every run completes with no lost or duplicated step (docs/formats.md, "Ru
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ def _command(tasks: Path, out: Path) -> list[str]:
 def test_kill_9_mid_recording_then_rerun_completes_every_run_exactly(tmp_path):
     tasks = tmp_path / "tasks"
     tasks.mkdir()
-    (tasks / TASK.name).symlink_to(TASK)
+    shutil.copytree(TASK, tasks / TASK.name)
     out = tmp_path / "runs"
     proc = subprocess.Popen(_command(tasks, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

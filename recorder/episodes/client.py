@@ -27,7 +27,9 @@ import fcntl
 import hashlib
 import http.client
 import json
+import socket
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from alertforge.errors import BadInput
+from alertforge.untrusted import UnsafeInput, json_safe
 from recorder.episodes.writer import StepOutcome
 
 TIMEOUT_S = 30.0
@@ -46,6 +49,35 @@ DROPPED = (
     http.client.RemoteDisconnected,
     http.client.BadStatusLine,
 )
+
+
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+"""Largest answer read from an environment (an ARIA observation is a few kB)."""
+ANSWER_SECONDS = 60.0
+"""Longest one answer may take to arrive whole (a server dripping a byte at a time is cut)."""
+
+
+def _cut(sock) -> None:
+    """Shut a request's socket from the watchdog thread: a blocked read returns."""
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _read_answer(response, started: float, what: str, url: str) -> bytes:
+    """An HTTP answer's body, at most :data:`MAX_ANSWER_BYTES`, within :data:`ANSWER_SECONDS`
+    of the request. Raises EnvironmentFailure past either."""
+    chunks, total = [], 0
+    while True:
+        chunk = response.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > MAX_ANSWER_BYTES:
+            raise EnvironmentFailure(url, f"{what}: answer over {MAX_ANSWER_BYTES} bytes")
+        if time.perf_counter() - started > ANSWER_SECONDS:
+            raise EnvironmentFailure(url, f"{what}: the answer took over {ANSWER_SECONDS:g} s")
 
 
 class EnvironmentFailure(RuntimeError):
@@ -147,8 +179,16 @@ class HttpEnvironment:
             try:
                 connection = self._connect()
                 connection.request(method, self.prefix + path, body=payload, headers=headers)
-                response = connection.getresponse()
-                data = response.read()
+                watchdog = threading.Timer(ANSWER_SECONDS, _cut, (connection.sock,))
+                watchdog.start()  # a server that drips its headers too is cut off at the deadline
+                try:
+                    response = connection.getresponse()
+                    data = _read_answer(response, started, f"{method} {path}", self.url)
+                finally:
+                    watchdog.cancel()
+                if time.perf_counter() - started > ANSWER_SECONDS:
+                    raise EnvironmentFailure(self.url, f"{method} {path}: the answer took over "
+                                             f"{ANSWER_SECONDS:g} s")
             except DROPPED as err:
                 self.close()
                 if attempt == 2:
@@ -165,9 +205,11 @@ class HttpEnvironment:
             if response.will_close:
                 self.close()
             try:
-                parsed = json.loads(data) if data else None
+                parsed = json_safe(json.loads(data), self.url) if data else None
             except ValueError:
                 parsed = {"_non_json_body": data.decode("utf-8", errors="replace")}
+            except UnsafeInput as err:
+                raise EnvironmentFailure(self.url, f"{method} {path}: the answer {err.problem}") from None
             transport = {
                 "kind": "http",
                 "method": method,
@@ -296,10 +338,14 @@ class WebSocketEnvironment:
                 self.url, f"connection lost during {message.get('command')}: {err}"
             ) from None
         latency = round((time.perf_counter() - started) * 1000, 3)
+        if len(raw) > MAX_ANSWER_BYTES:
+            raise EnvironmentFailure(self.url, f"answer over {MAX_ANSWER_BYTES} bytes")
         try:
-            answer = json.loads(raw)
+            answer = json_safe(json.loads(raw), self.url)
         except ValueError:
             answer = None
+        except UnsafeInput as err:
+            raise EnvironmentFailure(self.url, f"the answer {err.problem}") from None
         if not isinstance(answer, dict) or not isinstance(answer.get("type"), str):
             raise EnvironmentFailure(self.url, f"answer is not {{type, data}}: {str(raw)[:300]}")
         return answer, latency

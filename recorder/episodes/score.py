@@ -62,7 +62,8 @@ def score_parts(state: dict[str, Any], max_steps: int | None) -> dict[str, Any]:
     info = state.get("info") if isinstance(state.get("info"), dict) else {}
     analytics = info.get("analytics") if isinstance(info.get("analytics"), dict) else {}
     history = state.get("action_history") if isinstance(state.get("action_history"), list) else []
-    actions = [entry.get("action") or {} for entry in history if isinstance(entry, dict)]
+    actions = [entry.get("action") if isinstance(entry.get("action"), dict) else {}
+               for entry in history if isinstance(entry, dict)]
     total = _number(state.get("total_reward"))
     resolved = state.get("incident_resolved") is True
     steps = len(actions)

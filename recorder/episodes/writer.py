@@ -288,7 +288,8 @@ class EpisodeRun:
                 "total_reward": parts["total_reward"],
                 "resolved": resolved,
                 "parts": parts,
-                "rewards_unlocked": list(info.get("rewards_unlocked") or []),
+                "rewards_unlocked": [str(item) for item in info.get("rewards_unlocked")]
+                if isinstance(info.get("rewards_unlocked"), list) else [],
                 "ground_truth": {
                     "root_cause": state.get("ground_truth_root_cause"),
                     "fix": state.get("ground_truth_fix"),
