@@ -1,3 +1,5 @@
-"""alertforge: shared helpers of the 3amBench Replay pipeline (paths, errors, atomic files)."""
+"""alertforge: the command line, the top floor of 3amBench Replay (no stage imports it)."""
 
-__version__ = "0.1.0"
+from contract.version import __version__
+
+__all__ = ["__version__"]

@@ -12,13 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-from alertforge import __version__
-from alertforge.errors import BadInput
-from alertforge.paths import SITE_DIR, SPACE_DIR, resolve_task, task_dirs
+from contract.errors import BadInput
+from contract.paths import SITE_DIR, SPACE_DIR, resolve_task, task_dirs
+from contract.version import __version__
 
 
 def _cmd_grade(args) -> int:
-    from alertforge.files import dump_json
+    from contract.files import dump_json
     from grader.grade import grade
 
     task = resolve_task(args.task, args.tasks)
@@ -43,7 +43,7 @@ def _cmd_grade(args) -> int:
 def _cmd_record(args) -> int:
     if args.env == "aria":
         return _cmd_record_episode(args)
-    from recorder import llm_agent  # registers the "llm" policy
+    from recorder.agents import llm_alerting as llm_agent
     from recorder.record import record_run
 
     task = resolve_task(args.task, args.tasks)
@@ -64,9 +64,9 @@ def _cmd_record(args) -> int:
 
 def _cmd_record_episode(args) -> int:
     """``record --env aria``: one episode from a live ARIA-compatible server."""
-    from recorder.episodes.client import EnvironmentFailure
+    from recorder.agents.llm_alerting import LLMError
+    from recorder.environments.aria import EnvironmentFailure
     from recorder.episodes.live import record_episode
-    from recorder.llm_agent import LLMError
 
     if not args.env_url:
         raise BadInput("--env-url", "record --env aria needs --env-url http://HOST:PORT")
@@ -90,7 +90,7 @@ def _cmd_record_episode(args) -> int:
 
 
 def _cmd_import_episodes(args) -> int:
-    from recorder.episodes.transcript import import_episodes
+    from recorder.importers.aria_transcripts import import_episodes
 
     dirs = import_episodes(args.files, Path(args.out))
     print(f"{len(dirs)} episode runs in {args.out}")
@@ -98,7 +98,7 @@ def _cmd_import_episodes(args) -> int:
 
 
 def _cmd_import_harbor(args) -> int:
-    from recorder.harbor_import import SUMMARY_FILE, import_harbor
+    from recorder.importers.harbor_import import SUMMARY_FILE, import_harbor
 
     summary = import_harbor([Path(p) for p in args.jobs], Path(args.out),
                             Path(args.tasks) if args.tasks else None)
@@ -107,7 +107,7 @@ def _cmd_import_harbor(args) -> int:
         lossy = f", {row['lossy_steps']} lossy step(s)" if row["lossy_steps"] else ""
         print(f"{row['run_id']}: {row['replay']}{lossy} ({rewards})")
         if row["replay"] == "terminal-only":
-            from alertforge.files import read_json
+            from contract.files import read_json
 
             notes = read_json(Path(args.out) / row["run_id"] / "run.json").get("notes") or []
             reason = "; ".join(str(n) for n in notes) or "no trajectory to replay"
@@ -125,7 +125,7 @@ def _cmd_import_harbor(args) -> int:
 
 
 def _cmd_serve_openenv(args) -> int:
-    from openenv_server.app import serve
+    from recorder.environments.openenv_server.app import serve
 
     serve(args.host, args.port, args.tasks)
     return 0
@@ -135,10 +135,11 @@ def _cmd_record_openenv(args) -> int:
 
     import hashlib
 
-    from alertforge.files import dump_json, read_json
-    from openenv_server.driver import record_openenv
-    from recorder import llm_agent
-    from recorder.policies import ScriptedAgent, make_agent
+    from contract.files import dump_json, read_json
+    from recorder.agents import llm_alerting as llm_agent
+    from recorder.agents.base import ScriptedAgent
+    from recorder.policies import make_agent
+    from recorder.record_openenv import record_openenv
 
     task, defining = None, {}
     if args.actions:
@@ -160,7 +161,7 @@ def _cmd_record_openenv(args) -> int:
         from recorder.record import NOT_DEFINING
 
         defining["options"] = {k: v for k, v in sorted(options.items()) if k not in NOT_DEFINING}
-        from openenv_server.driver import default_action as to_action
+        from recorder.record_openenv import default_action as to_action
     reset = {"seed": args.seed}
     if args.task:
         reset["task"] = task.name if task else args.task
@@ -181,7 +182,7 @@ def _cmd_record_openenv(args) -> int:
 
 
 def _cmd_record_reference(args) -> int:
-    from recorder.reference import record_reference
+    from recorder.reference_runs import record_reference
 
     dirs = record_reference(task_dirs(args.tasks), Path(args.out), jobs=args.jobs, mutants=args.mutants,
                             policies=args.policies.split(","))
@@ -198,7 +199,7 @@ def _redactor(enabled: bool, patterns: str | None):
 
 def _task_index(args):
     """The task roots a command reads tasks from: its ``--tasks`` folders, then the bundled tasks/."""
-    from alertforge.tasks import TaskIndex
+    from contract.task_roots import TaskIndex
 
     roots = args.tasks if isinstance(args.tasks, list) else ([args.tasks] if args.tasks else [])
     return TaskIndex([Path(root) for root in roots])
@@ -246,18 +247,18 @@ def _cmd_publish(args) -> int:
 
 def _demo_import_episodes(runs_dir: Path) -> None:
     """The demo's ARIA episodes: examples/aria-episodes/episodes/*.json imported into runs_dir."""
-    from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
+    from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
     import_episodes(sorted(EXAMPLE_EPISODES.glob("*.json")), runs_dir)
 
 
 def _cmd_demo(args) -> int:
     from exporter.export import export_site
-    from recorder.reference import record_reference
+    from recorder.reference_runs import record_reference
 
     started = time.perf_counter()
     runs_dir = Path(args.runs)
-    from recorder.reference import demo_policies
+    from recorder.reference_runs import demo_policies
 
     record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs, policies=demo_policies, mutants=1)
     _demo_import_episodes(runs_dir)

@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 from grader import grade as grade_module
 from grader.grade import grade, pristine_scores
 

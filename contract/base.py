@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 
 Model = TypeVar("Model", bound=BaseModel)
 

@@ -29,7 +29,7 @@ Source = Literal["record", "harbor", "atif-file", "transcript", "aria", "openenv
 
 class TaskRef(Strict):
     """The task a run was made on. ``dir`` is a hint for people, never opened; the exporter
-    finds the task by ``id`` and ``fingerprint`` (alertforge.tasks)."""
+    finds the task by ``id`` and ``fingerprint`` (contract.task_roots)."""
 
     id: str
     dir: str | None = None
@@ -37,7 +37,7 @@ class TaskRef(Strict):
     tier: str | int | None = None
     seed: int | None = None
     fingerprint: str | None = None
-    """sha256 of the task's content (alertforge.tasks.task_fingerprint)."""
+    """sha256 of the task's content (contract.task_roots.task_fingerprint)."""
     known: bool | None = None
     """Imports: whether a local task matched the trial."""
     name: str | None = None

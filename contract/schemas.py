@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from alertforge.files import dump_json
+from contract.files import dump_json
 from contract.grade import GradeResult
 from contract.run import EnvBlock, GradeBlock, RunSummary
 from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns

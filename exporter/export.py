@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alertforge.errors import BadInput
-from alertforge.files import dump_json
-from alertforge.paths import SITE_DIR
-from alertforge.tasks import TaskIndex
+from contract.errors import BadInput
+from contract.files import dump_json
+from contract.paths import SITE_DIR
 from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
+from contract.task_roots import TaskIndex
 from exporter.gallery import build_gallery
 from exporter.gallery_episodes import build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts

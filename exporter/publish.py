@@ -12,10 +12,10 @@ from typing import Any
 
 import orjson
 
-from alertforge.errors import BadInput
-from alertforge.files import dump_json, write_atomic
-from alertforge.text import split_chars
-from alertforge.untrusted import Tree
+from contract.errors import BadInput
+from contract.files import dump_json, write_atomic
+from contract.text import split_chars
+from contract.untrusted import Tree
 from exporter.export import MAX_FILE_BYTES
 from exporter.long_text import PART_CHARS
 from exporter.redact import Redactor

@@ -39,7 +39,7 @@ from typing import Any
 
 import orjson
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 
 MASK = "[REDACTED]"
 
@@ -546,7 +546,7 @@ def read_patterns(path: Path) -> list[SecretPattern]:
     Raises:
         BadInput: the file cannot be read or a line is not a valid regex (names the line).
     """
-    from alertforge.untrusted import read_file
+    from contract.untrusted import read_file
 
     try:
         lines = read_file(path, cap=1024 * 1024).decode("utf-8").splitlines()
@@ -597,7 +597,7 @@ def redact_id(redactor: Redactor, value: str) -> str:
     """``value`` when it holds no secret (a known format, or a random-looking run of letters
     and digits), else a new id: each masked part becomes
     ``REDACTED-<kind>`` and the id ends in 8 hex of the old id's sha256, so two ids that
-    differ only in their secrets stay distinct (a valid id, alertforge.ids)."""
+    differ only in their secrets stay distinct (a valid id, contract.ids)."""
     import hashlib
 
     spans = redactor.find(value, entropy=False)
@@ -612,6 +612,6 @@ def redact_id(redactor: Redactor, value: str) -> str:
         result = result[:start] + f"REDACTED-{kind}" + result[end:]
     redactor.masked += 1
     digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
-    from alertforge.ids import slug_id
+    from contract.ids import slug_id
 
     return slug_id(f"{result}-{digest}")

@@ -8,7 +8,7 @@ from typing import Any
 
 import jinja2
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 
 PAGES = ("index.html", "run.html", "compare.html")
 ENTRY_MODULES = {"index.html": "home.js", "run.html": "run.js", "compare.html": "compare.js"}

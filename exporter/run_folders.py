@@ -9,11 +9,11 @@ from typing import Any
 import atif
 from pydantic import ValidationError
 
-from alertforge.errors import BadInput
-from alertforge.ids import check_id
-from alertforge.untrusted import Tree
 from contract.base import parse
+from contract.errors import BadInput
+from contract.ids import check_id
 from contract.run import RunSummary
+from contract.untrusted import Tree
 
 RUN_FILES = ("run.json", "trajectory.json")
 RUN_KINDS = ("alerting", "episode")
@@ -81,7 +81,7 @@ def _require(condition: bool, path: Path, problem: str) -> None:
 
 def _check_run_json(path: Path, run: Any) -> None:
     """run.json must be a :class:`contract.run.RunSummary` whose run and task ids can be file
-    names (alertforge.ids)."""
+    names (contract.ids)."""
     _require(isinstance(run, dict), path, "expected a JSON object")
     summary = parse(RunSummary, run, path, "run summary")
     check_id(summary.run_id, "run_id", path)

@@ -9,7 +9,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 
 PORT_ATTEMPTS = 50
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import orjson
 from markupsafe import Markup
 
-from alertforge.errors import BadInput
-from alertforge.files import write_atomic
-from alertforge.paths import SITE_DIR
-from alertforge.tasks import TaskIndex
+from contract.errors import BadInput
+from contract.files import write_atomic
+from contract.paths import SITE_DIR
+from contract.task_roots import TaskIndex
 from exporter.export import build_site_files
 from exporter.redact import Redactor
 from exporter.render import PREVIEW_ROWS, template_environment

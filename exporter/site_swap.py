@@ -23,9 +23,9 @@ import shutil
 import uuid
 from pathlib import Path
 
-from alertforge.errors import BadInput
-from alertforge.files import dump_json
-from alertforge.untrusted import Tree, UnsafeInput
+from contract.errors import BadInput
+from contract.files import dump_json
+from contract.untrusted import Tree, UnsafeInput
 
 MANIFEST = "site-manifest.json"
 """The manifest an export writes at the site's root: ``{version, generated_by, files{path:

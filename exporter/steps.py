@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 from exporter.diffs import WorkspaceReplay
 from exporter.episodes import attach_episode_parts
 from exporter.run_folders import RunFolder

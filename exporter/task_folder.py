@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from alertforge.errors import BadInput
-from alertforge.tasks import TaskIndex
-from alertforge.untrusted import Tree
 from contract.base import parse
+from contract.errors import BadInput
 from contract.task import CheckCatalog
+from contract.task_roots import TaskIndex
+from contract.untrusted import Tree
 from exporter.run_folders import RunFolder
 from exporter.scenarios import scenario_plots
 
@@ -52,7 +52,7 @@ def locate_task_folder(run: RunFolder, index: TaskIndex) -> Path | None:
 
     run.json ``task.dir`` is never opened: the folder is the one of the run's ``task.id``
     whose fingerprint equals ``task.fingerprint`` (runs from before fingerprints: whose check
-    catalog lists the run's check ids), see :class:`alertforge.tasks.TaskIndex`.
+    catalog lists the run's check ids), see :class:`contract.task_roots.TaskIndex`.
     """
     task = run.run["task"]
     fingerprint = task.get("fingerprint") if isinstance(task.get("fingerprint"), str) else None

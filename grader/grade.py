@@ -21,12 +21,12 @@ from pathlib import Path
 
 import yaml
 
-from alertforge.errors import BadInput
-from alertforge.tasks import task_fingerprint
-from alertforge.untrusted import Tree
 from contract.base import parse
+from contract.errors import BadInput
 from contract.grade import checked
 from contract.task import CheckCatalog
+from contract.task_roots import task_fingerprint
+from contract.untrusted import Tree
 from grader import inhibition, promtool, reward, routing
 from grader.preservation import normalize_rule, preserved, tamper_findings
 from grader.workspace import (

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from alertforge.untrusted import REFUSED, Tree, UnsafeInput
+from contract.untrusted import REFUSED, Tree, UnsafeInput
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Larger rule or config files are refused as a syntax error (a monitoring repo has no such file)."""
@@ -97,7 +97,7 @@ def read_text(path: Path) -> tuple[str | None, str | None]:
 
 def read_tree_text(tree: Tree, rel: str) -> tuple[str | None, str | None]:
     """``(text, None)`` or ``(None, problem)`` for ``rel`` in ``tree``: a regular file reached
-    without a link, at most :data:`MAX_FILE_BYTES`, valid UTF-8 (alertforge.untrusted)."""
+    without a link, at most :data:`MAX_FILE_BYTES`, valid UTF-8 (contract.untrusted)."""
     try:
         return tree.read_text(rel, cap=MAX_FILE_BYTES), None
     except UnsafeInput as err:
@@ -145,7 +145,7 @@ def parse_rule_file(rel: str, text: str | None, problem: str | None) -> RuleFile
 def load_workspace(root: Path) -> Workspace:
     """Read every rule file under ``rules/`` and ``alertmanager/alertmanager.yml``.
 
-    The workspace is an untrusted tree (:class:`alertforge.untrusted.Tree`): a link, FIFO or
+    The workspace is an untrusted tree (:class:`contract.untrusted.Tree`): a link, FIFO or
     device where a rule file, the rules or alertmanager folder or alertmanager.yml should be
     is a syntax error naming it, never followed or opened.
     """

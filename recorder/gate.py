@@ -8,7 +8,7 @@ alerts, threshold bands, for-only fixes and deleting untouched rules give outcom
 <= 0.4; a missing ``for`` fails Timing, a per-pod alert fails Dup, a missing ``continue`` gives
 Jaccard 1/2; grading the same workspace twice gives byte-identical JSON apart from timings.
 
-Cases are chosen per task from what applies (:func:`recorder.mutations.applicability`): a
+Cases are chosen per task from what applies (:func:`recorder.reference.mutations.applicability`): a
 task without a route requirement has no catch-all-route case, one whose primary alert is a
 ``down`` condition no threshold band. Such cases are rows marked n/a, never counted as holding.
 Rows name the requirement a case targets (``A1``, ``P2``, ...).
@@ -25,16 +25,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from alertforge.errors import BadInput
-from alertforge.files import dump_json, read_json
-from alertforge.processes import worker_pool
+from contract.errors import BadInput
+from contract.files import dump_json, read_json
+from contract.processes import worker_pool
 from grader import grade as grade_module
 from grader.grade import grade
-from recorder.context import Context, NotApplicable, context_for_task
-from recorder.mutations import applicability, apply, target_id
-from recorder.partial import split
+from recorder.environments.workspace import run_tool
 from recorder.policies import make_agent
-from recorder.tools import run_tool
+from recorder.reference.context import Context, NotApplicable, context_for_task
+from recorder.reference.mutations import applicability, apply, target_id
+from recorder.reference.partial import split
 
 TARGETED = ("always-fire", "never-fire", "rename", "catch-all-route", "inhibit-all")
 TAMPER = ("alerts-injection", "input-shadowing", "group-interval")

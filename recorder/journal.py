@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from alertforge.errors import BadInput
-from alertforge.untrusted import read_file
+from contract.errors import BadInput
+from contract.untrusted import read_file
 
 MAX_JOURNAL_BYTES = 256 * 1024 * 1024
 """A journal larger than this is refused (a 1,000-step run is a few MB)."""
@@ -74,6 +74,6 @@ def append_step(path: Path, step: dict[str, Any]) -> None:
 
 def rewrite_journal(path: Path, steps: list[dict[str, Any]]) -> None:
     """Replace the journal with exactly ``steps`` (atomically), e.g. without a torn tail."""
-    from alertforge.files import write_atomic
+    from contract.files import write_atomic
 
     write_atomic(path, b"".join(encode_step(step) for step in steps))

@@ -8,25 +8,22 @@ the step in flight: run the same command again and it resumes from the journal.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from alertforge.errors import BadInput
-from alertforge.files import read_json
-from alertforge.ids import check_id
-from alertforge.tasks import task_fingerprint
-from alertforge.untrusted import Tree
 from contract.base import parse
+from contract.errors import BadInput
+from contract.files import read_json
+from contract.ids import check_id
 from contract.run import AgentRef, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog, WorldSpec
-from grader.grade import grade
+from contract.task_roots import task_fingerprint
+from contract.untrusted import Tree
 from recorder import run_format
+from recorder.environments.graded import GradedWorkspace
 from recorder.policies import make_agent
 from recorder.run_store import RunStore, make_identity, new_summary
-from recorder.tools import FILE_CHANGING_TOOLS, run_tool
 
 SCRIPTED = ("oracle", "nop", "partial", "mutant", "adversary:")
 """Deterministic reference policies: a run of one made on another version of its task is
@@ -130,75 +127,69 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     steps = list(opened.steps)
     store.start(steps)
     recording = _Recording(store, summary, steps)
-    with tempfile.TemporaryDirectory(prefix="alertforge-run-") as tmp:
-        workspace = Path(tmp) / "monitoring"
-        shutil.copytree(task_dir / "environment" / "monitoring", workspace)
-        recording.replay(workspace)
+    with GradedWorkspace(task_dir) as workspace:
+        recording.workspace = workspace
+        recording.replay()
         instruction = Tree(task_dir).read_text("instruction.md")
         agent.begin(task_dir, instruction, seed)
         if not steps:
-            result = grade(task_dir, workspace)
-            recording.graded(result)
-            recording.add(run_format.user_step(instruction, run_format.grade_summary(result, None)))
+            recording.add(run_format.user_step(instruction, workspace.grade().summary))
         else:
             agent.resume(steps[1:])
-        last_output = steps[-1]["observation"]["results"][0]["content"] if len(steps) > 1 else None
-        finished = any(s.get("tool_calls") and s["tool_calls"][0]["function_name"] == "submit"
-                       for s in steps)
-        while not finished and len(steps) - 1 < max_steps:
-            decision = agent.decide(last_output)
-            if decision is None:
-                break
-            outcome = run_tool(workspace, decision.name, decision.arguments)
-            extra = dict(decision.extra)
-            if outcome.changed:
-                extra["changed_files"] = [outcome.changed]
-                if decision.name != "write_file":  # the file's new content, for per-step diffs
-                    extra["edits"] = [{"path": outcome.changed, "content": (
-                        workspace / outcome.changed).read_text(encoding="utf-8")}]
-                try:
-                    result = grade(task_dir, workspace)
-                except RuntimeError as err:  # promtool/amtool failed in a way no check explains
-                    extra["grade_error"] = str(err)
-                else:
-                    extra["grade"] = run_format.grade_summary(result, recording.last_reward)
-                    recording.graded(result)
-            if outcome.error:
-                extra["tool_error"] = True
-            recording.add(run_format.agent_step(
-                len(steps) + 1, decision.name, decision.arguments, outcome.output, decision.message,
-                extra, llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
-                model=decision.model))
-            last_output = outcome.output
-            finished = outcome.done
+        _act(agent, recording, max_steps)
         recording.finish()
     return store.dir
 
 
+def _act(agent, recording: _Recording, max_steps: int) -> None:
+    """Ask the agent for tool calls and run them until it submits, stops or hits ``max_steps``."""
+    steps, workspace = recording.steps, recording.workspace
+    last_output = steps[-1]["observation"]["results"][0]["content"] if len(steps) > 1 else None
+    finished = any(s.get("tool_calls") and s["tool_calls"][0]["function_name"] == "submit"
+                   for s in steps)
+    while not finished and len(steps) - 1 < max_steps:
+        decision = agent.decide(last_output)
+        if decision is None:
+            break
+        outcome = workspace.call(decision.name, decision.arguments)
+        tool, extra = outcome.tool, dict(decision.extra)
+        if tool.changed:
+            extra["changed_files"] = [tool.changed]
+            if decision.name != "write_file":  # the file's new content, for per-step diffs
+                extra["edits"] = [{"path": tool.changed, "content": (
+                    workspace.root / tool.changed).read_text(encoding="utf-8")}]
+            if outcome.graded.error is not None:  # promtool/amtool failed, no check explains it
+                extra["grade_error"] = outcome.graded.error
+            else:
+                extra["grade"] = outcome.graded.summary
+        if tool.error:
+            extra["tool_error"] = True
+        recording.add(run_format.agent_step(
+            len(steps) + 1, decision.name, decision.arguments, tool.output, decision.message,
+            extra, llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
+            model=decision.model))
+        last_output = tool.output
+        finished = tool.done
+
+
 class _Recording:
-    """The state of one recording: steps, the last reward level, grading time; writes
-    through the run's store after every step."""
+    """The state of one recording: its steps and graded workspace; writes through the run's
+    store after every step."""
 
     def __init__(self, store: RunStore, summary: RunSummary, steps: list[dict[str, Any]]):
         self.store, self.summary, self.steps = store, summary, steps
         self.started = time.perf_counter()
-        self.grade_s, self.grades = 0.0, 0
-        self.last_reward: float | None = None
+        self.workspace: GradedWorkspace | None = None
 
-    def replay(self, workspace: Path) -> None:
-        """Put the journal's file changes back onto a fresh workspace (no grading)."""
+    def replay(self) -> None:
+        """Put the journal's file changes back onto the fresh workspace (no grading) and take
+        up the last graded level."""
         for step in self.steps:
             for call in step.get("tool_calls") or []:
-                if call["function_name"] in FILE_CHANGING_TOOLS:
-                    run_tool(workspace, call["function_name"], call["arguments"])
+                self.workspace.replay(call["function_name"], call["arguments"])
             grade_info = (step.get("extra") or {}).get("grade")
             if grade_info:
-                self.last_reward = grade_info["reward"]
-
-    def graded(self, result: dict) -> None:
-        self.grade_s += result["timings"]["total_s"]
-        self.grades += 1
-        self.last_reward = result["reward"]
+                self.workspace.level = grade_info["reward"]
 
     def add(self, step: dict[str, Any]) -> None:
         self.steps.append(step)
@@ -212,7 +203,8 @@ class _Recording:
         self.summary = self.summary.model_copy(update={
             "steps": len(self.steps), "final": run_format.final_from_grades(self.steps, "grade"),
             "timings": Timings(wall_s=round(time.perf_counter() - self.started, 3),
-                               grade_s=round(self.grade_s, 3), grades=self.grades),
+                               grade_s=round(self.workspace.grade_s, 3),
+                               grades=self.workspace.grades),
             **fields})
         self.store.write(self.summary, run_format.trajectory(self.store.run_id, self.steps))
 

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import atif
 import pydantic
 
-from alertforge import __version__
 from contract.run import Final
+from contract.version import __version__
 
 SCHEMA_VERSION = "ATIF-v1.6"
 AGENT_NAME = "alertforge-reference"
@@ -26,26 +26,6 @@ class InvalidTrajectory(ValueError):
 def now() -> str:
     """UTC now as ISO 8601 with a Z suffix (ATIF timestamps)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def grade_summary(result: dict, previous_reward: float | None) -> dict:
-    """What a graded step stores: reward level, delta, check states, keys, failing details.
-
-    ``result`` is a GradeResult; ``previous_reward`` the level before this step (None for
-    the initial grade, whose delta is 0).
-    """
-    from grader.grade import check_states
-
-    reward = result["reward"]
-    return {
-        "reward": reward,
-        "delta": round(reward - previous_reward, 6) if previous_reward is not None else 0.0,
-        "checks": check_states(result),
-        "keys": result["keys"],
-        "requirements": {r["id"]: {"q": r["q"], "s": r["s"]} for r in result["requirements"]},
-        "failed": {c["id"]: c["detail"] for c in result["checks"] if c["passed"] is False},
-        "grade_s": result.get("timings", {}).get("total_s"),
-    }
 
 
 def final_from_grades(steps: list[dict], source: str) -> Final | None:

@@ -30,10 +30,10 @@ from typing import Any
 
 import orjson
 
-from alertforge.errors import BadInput
-from alertforge.files import read_json, write_json
-from alertforge.ids import check_id
 from contract.base import dump, parse
+from contract.errors import BadInput
+from contract.files import read_json, write_json
+from contract.ids import check_id
 from contract.run import RUN_VERSION, Identity, RunSummary, Source
 from recorder import run_format
 from recorder.journal import append_step, read_journal, rewrite_journal
@@ -61,7 +61,7 @@ def make_identity(producer: Source, defining: dict[str, Any]) -> Identity:
 
 
 def run_id_of(readable: str, identity: Identity) -> str:
-    """``<readable>__<digest>``, a valid id (alertforge.ids); a long readable part is cut."""
+    """``<readable>__<digest>``, a valid id (contract.ids); a long readable part is cut."""
     readable = readable[: 160 - len(identity.digest) - 2]
     return f"{readable}__{identity.digest}"
 

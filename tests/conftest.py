@@ -16,7 +16,7 @@ FIXTURE_TASK_ROOT = FIXTURE_SITE / "tasks"
 def fixture_tasks():
     """The task index an export of the fixture runs uses: the fixture task folder, then the
     bundled tasks (runs find their task by id and fingerprint, never by ``task.dir``)."""
-    from alertforge.tasks import TaskIndex
+    from contract.task_roots import TaskIndex
 
     return TaskIndex([FIXTURE_TASK_ROOT])
 CHROMIUM = "/usr/bin/chromium"
@@ -101,8 +101,8 @@ def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
     """
     from corpus_sample import SAMPLE
 
-    from alertforge.files import read_json
-    from recorder.reference import record_reference
+    from contract.files import read_json
+    from recorder.reference_runs import record_reference
 
     out = tmp_path_factory.mktemp("runs")
     runs = {}

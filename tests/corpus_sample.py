@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 
 PICKS = (0, 2, 4, 1, 3)
 """For the n-th workflow, the index of its task (sorted easy-s1, easy-s2, medium-s1, ...)."""

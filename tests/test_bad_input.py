@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 from grader import promtool
 from grader.grade import grade
 from grader.preservation import normalize_rule

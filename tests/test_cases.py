@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from alertforge.files import dump_json
+from contract.files import dump_json
 from grader import grade as grade_module
 from grader.grade import grade
 

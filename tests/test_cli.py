@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 
 TASK = task_dirs(TASKS_DIR)[0]
 

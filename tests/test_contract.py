@@ -10,11 +10,11 @@ from pathlib import Path
 import jsonschema
 from conftest import FIXTURE_RUNS, assert_run_matches_schema, fixture_tasks
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 from contract.schemas import SCHEMAS, schema_files
 from exporter.export import export_site
-from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
-from recorder.harbor_import import import_harbor
+from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
+from recorder.importers.harbor_import import import_harbor
 from recorder.record import record_run
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "docs" / "schemas"

@@ -10,7 +10,7 @@ from conftest import readable, site_run_id
 
 from exporter.episodes import episode_failures, penalty_kinds, service_changes
 from exporter.export import export_site
-from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
+from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
 
 @pytest.fixture(scope="module")

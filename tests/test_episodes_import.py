@@ -12,7 +12,7 @@ import pytest
 from conftest import readable
 
 from recorder.episodes.score import next_total, score_parts
-from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
+from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
 TRANSCRIPTS = sorted(EXAMPLE_EPISODES.glob("*.json"))
 

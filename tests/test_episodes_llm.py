@@ -20,9 +20,9 @@ import pytest
 from aria_contract_server import ContractServer
 from conftest import find_run, readable
 
-from recorder.episodes.llm_policy import ACTION_TOOLS, action_from_call
-from recorder.episodes.policies import ACTION_FIELDS, ACTION_TYPES
-from recorder.episodes.transcript import EXAMPLE_EPISODES
+from recorder.agents.episode_policies import ACTION_FIELDS, ACTION_TYPES
+from recorder.agents.llm_episode import ACTION_TOOLS, action_from_call
+from recorder.importers.aria_transcripts import EXAMPLE_EPISODES
 
 SCRIPT_SERVER = Path(__file__).parent / "openai_script_server.py"
 KEY = "sk-local-episodes"

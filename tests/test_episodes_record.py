@@ -18,11 +18,16 @@ import yaml
 from aria_contract_server import ContractServer
 from conftest import assert_run_matches_schema, find_run, readable
 
-from alertforge.errors import BadInput
-from recorder.episodes.client import EnvironmentFailure, HttpEnvironment, WebSocketEnvironment
+from contract.errors import BadInput
+from recorder.agents.episode_policies import (
+    ACTION_TYPES,
+    RandomPolicy,
+    ScriptedPolicy,
+    read_actions,
+)
+from recorder.environments.aria import EnvironmentFailure, HttpEnvironment, WebSocketEnvironment
 from recorder.episodes.live import record_episode
-from recorder.episodes.policies import ACTION_TYPES, RandomPolicy, ScriptedPolicy, read_actions
-from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
+from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
 TRANSCRIPTS = {p.stem: p for p in sorted(EXAMPLE_EPISODES.glob("*.json"))}
 

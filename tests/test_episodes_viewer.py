@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from conftest import fixture_tasks, site_run_id
 
-from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
+from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
 pytestmark = pytest.mark.browser
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from conftest import find_run, readable
 
-from alertforge.files import read_json
+from contract.files import read_json
 from exporter.export import export_site
-from recorder.harbor_import import import_harbor
+from recorder.importers.harbor_import import import_harbor
 
 REAL = Path(__file__).parent / "fixtures" / "atif-real"
 

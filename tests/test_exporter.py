@@ -12,8 +12,8 @@ import orjson
 import pytest
 from conftest import fixture_tasks
 
-from alertforge.errors import BadInput
-from alertforge.paths import SITE_DIR
+from contract.errors import BadInput
+from contract.paths import SITE_DIR
 from exporter.diffs import unified_hunks
 from exporter.export import export_site
 from exporter.render import template_environment

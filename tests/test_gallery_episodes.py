@@ -19,7 +19,7 @@ import pytest
 from conftest import fixture_tasks, readable
 
 from exporter.export import export_site
-from recorder.episodes.transcript import EXAMPLE_EPISODES, import_episodes
+from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
 TRANSCRIPTS = sorted(EXAMPLE_EPISODES.glob("*.json"))
 FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from alertforge.paths import TASKS_DIR, task_dirs
-from recorder.context import context_for_task
+from contract.paths import TASKS_DIR, task_dirs
 from recorder.gate import run_gate, select_cases, select_tasks
+from recorder.reference.context import context_for_task
 
 TASK = task_dirs(TASKS_DIR)[0]
 CASES = ("oracle", "nop", "partial", "mutant:missing-for", "mutant:missing-continue", "always-fire",

@@ -10,7 +10,8 @@ import random
 import pytest
 import yaml
 
-from recorder.context import (
+from recorder.gate import GateRow, format_table, summary, why_not
+from recorder.reference.context import (
     NotApplicable,
     build_context,
     find_rule,
@@ -18,11 +19,17 @@ from recorder.context import (
     load_doc,
     rule_name,
 )
-from recorder.gate import GateRow, format_table, summary, why_not
-from recorder.mutations import ADVERSARIES, MUTANTS, applicability, apply, mutate, target_id
-from recorder.partial import partial_files, split
-from recorder.policies import write_order
-from recorder.reference import demo_policies
+from recorder.reference.mutations import (
+    ADVERSARIES,
+    MUTANTS,
+    applicability,
+    apply,
+    mutate,
+    target_id,
+)
+from recorder.reference.partial import partial_files, split
+from recorder.reference.policies import write_order
+from recorder.reference_runs import demo_policies
 
 ERRORS = "rules/k8s/errors.yaml"
 HEALTH = "rules/health.yml"

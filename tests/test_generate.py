@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 from tasks.generator.generate import CORPUS, generate
 from tasks.generator.scenarios import expand_notation, read_notation
 

@@ -12,11 +12,11 @@ import atif
 import pytest
 from conftest import find_run
 
-from alertforge.files import read_json
-from alertforge.paths import TASKS_DIR
+from contract.files import read_json
+from contract.paths import TASKS_DIR
 from exporter.run_folders import read_run_folder
-from recorder.edits import FileTracker
-from recorder.harbor_import import SUMMARY_FILE, import_harbor
+from recorder.importers.edits import FileTracker
+from recorder.importers.harbor_import import SUMMARY_FILE, import_harbor
 
 FIXTURES = Path(__file__).parent / "fixtures"
 JOB = FIXTURES / "harbor-job" / "2026-11-29__09-00-00"

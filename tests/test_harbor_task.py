@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from alertforge import __version__
-from alertforge.files import read_json
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.files import read_json
+from contract.paths import TASKS_DIR, task_dirs
+from contract.version import __version__
 from tasks.generator import generate as generate_module
 from tasks.generator import harbor
 

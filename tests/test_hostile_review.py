@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURE_RUNS, FIXTURE_TASK_ROOT, fixture_tasks
 
-from alertforge.errors import BadInput
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.errors import BadInput
+from contract.paths import TASKS_DIR, task_dirs
 from exporter.export import export_site
 from exporter.publish import PublishRefused, publish_site
 from exporter.redact import Redactor
-from recorder.tools import run_tool
+from recorder.environments.workspace import run_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = task_dirs(TASKS_DIR)[0]
@@ -80,7 +80,7 @@ def test_a_linked_task_folder_or_tests_folder_in_a_tasks_root_is_not_read(tmp_pa
     shutil.copytree(TASK, root / "copy")
     shutil.move(root / "copy" / "tests", tmp_path / "tests-elsewhere")
     os.symlink(tmp_path / "tests-elsewhere", root / "copy" / "tests")
-    from alertforge.paths import task_dirs as listed
+    from contract.paths import task_dirs as listed
 
     assert all(not p.is_symlink() for p in listed(root))
 
@@ -147,7 +147,7 @@ def test_a_linked_space_file_in_the_site_is_refused_never_deleted(tmp_path):
 
 
 def test_a_catastrophic_sed_pattern_in_a_trial_is_lossy_not_a_hang(tmp_path):
-    from recorder.edits import FileTracker
+    from recorder.importers.edits import FileTracker
 
     tracker = FileTracker({"rules/a.yml": "a" * 40 + "!\n"}, repo_known=True)
     started = time.monotonic()
@@ -157,7 +157,7 @@ def test_a_catastrophic_sed_pattern_in_a_trial_is_lossy_not_a_hang(tmp_path):
 
 
 def test_an_unterminated_heredoc_in_long_keystrokes_is_linear(tmp_path):
-    from recorder.edits import FileTracker
+    from recorder.importers.edits import FileTracker
 
     tracker = FileTracker({}, repo_known=False)
     started = time.monotonic()
@@ -174,11 +174,11 @@ def test_a_catalog_series_that_expands_to_billions_is_refused(tmp_path):
     edit(path, lambda c: next(iter(c["input_series"].values()))[0].update(values="0+1x400000000"))
     with pytest.raises(BadInput, match="expands to over"):
         export_site([FIXTURE_RUNS], tmp_path / "site", task_index=__import__(
-            "alertforge.tasks", fromlist=["TaskIndex"]).TaskIndex([root]))
+            "contract.task_roots", fromlist=["TaskIndex"]).TaskIndex([root]))
 
 
 def test_many_sparse_trials_stop_at_the_import_read_budget(tmp_path, monkeypatch):
-    from recorder import harbor_import
+    from recorder.importers import harbor_import
 
     job = tmp_path / "job"
     for index in range(6):
@@ -195,7 +195,7 @@ def test_many_sparse_trials_stop_at_the_import_read_budget(tmp_path, monkeypatch
 
 
 def test_an_environment_that_drips_its_answer_is_cut_off(monkeypatch):
-    from recorder.episodes import client
+    from recorder.environments import aria as client
 
     class Drip(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -349,7 +349,7 @@ def test_redaction_keeps_a_renamed_file_an_edit_of_the_existing_file(tmp_path):
         "arguments"].update(path="rules/JvmGcPauseP99AboveBudgetQ4.yml"))
     for run in runs.iterdir():
         edit(run / "run.json", lambda r: r["task"].pop("fingerprint", None))
-    from alertforge.tasks import TaskIndex
+    from contract.task_roots import TaskIndex
 
     export_site([runs], tmp_path / "site", task_index=TaskIndex([root]))
     run = json.loads((tmp_path / "site" / "data" / "runs" / "fixture-oracle-s1.json").read_text())

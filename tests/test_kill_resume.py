@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from alertforge.files import read_json
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.files import read_json
+from contract.paths import TASKS_DIR, task_dirs
 from recorder.record import record_run, run_id_for
 
 TASK = task_dirs(TASKS_DIR)[0]

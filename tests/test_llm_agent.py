@@ -18,9 +18,9 @@ import atif
 import pytest
 from conftest import find_run
 
-from alertforge.files import read_json
-from alertforge.paths import TASKS_DIR, task_dirs
-from recorder import llm_agent
+from contract.files import read_json
+from contract.paths import TASKS_DIR, task_dirs
+from recorder.agents import llm_alerting as llm_agent
 from recorder.record import record_run
 
 TASK = task_dirs(TASKS_DIR)[0]

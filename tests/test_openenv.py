@@ -14,9 +14,9 @@ import atif
 import pytest
 from conftest import assert_run_matches_schema
 
-from alertforge.files import read_json
-from alertforge.paths import REPO_ROOT, TASKS_DIR
-from recorder.policies import ScriptedAgent
+from contract.files import read_json
+from contract.paths import REPO_ROOT, TASKS_DIR
+from recorder.agents.base import ScriptedAgent
 
 TASK = TASKS_DIR / "af-001-slo-onboarding-easy-s1"
 
@@ -30,7 +30,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server_url():
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "openenv_server.app", "--host", "127.0.0.1",
+    process = subprocess.Popen([sys.executable, "-m", "recorder.environments.openenv_server.app", "--host", "127.0.0.1",
                                 "--port", str(port)], cwd=REPO_ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -51,7 +51,7 @@ def server_url():
 
 
 def test_run_driven_through_openenv_sums_step_rewards_to_the_final_reward(server_url, tmp_path):
-    from openenv_server.driver import record_openenv
+    from recorder.record_openenv import record_openenv
 
     solution = TASK / "solution" / "monitoring" / "rules"
     agent = ScriptedAgent([("read_file", {"path": "README.md"})] + [

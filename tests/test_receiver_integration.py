@@ -6,8 +6,8 @@ import shutil
 
 import yaml
 
-from alertforge.files import read_json
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.files import read_json
+from contract.paths import TASKS_DIR, task_dirs
 from grader.grade import grade
 
 TASK = next(t for t in task_dirs(TASKS_DIR) if "team-reorg-migration-easy" in t.name)

@@ -9,12 +9,11 @@ from pathlib import Path
 import atif
 import pytest
 
-from alertforge.errors import BadInput
-from alertforge.files import read_json
-from alertforge.paths import TASKS_DIR, task_dirs
-from recorder import llm_agent  # noqa: F401  (registers the llm policy)
+from contract.errors import BadInput
+from contract.files import read_json
+from contract.paths import TASKS_DIR, task_dirs
+from recorder.environments.workspace import MAX_WRITE_BYTES, run_tool
 from recorder.record import record_run, run_id_for, run_identity
-from recorder.tools import MAX_WRITE_BYTES, run_tool
 
 TASK = task_dirs(TASKS_DIR)[0]
 

@@ -23,7 +23,7 @@ import yaml
 from aria_contract_server import ContractServer
 from conftest import FIXTURE_RUNS, fixture_tasks, readable
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 from exporter.export import export_site
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from alertforge.files import read_json
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.files import read_json
+from contract.paths import TASKS_DIR, task_dirs
 from exporter.scenarios import scenario_plots
 
 

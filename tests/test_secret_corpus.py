@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURE_RUNS, fixture_tasks
 from secret_corpus import LOOK_ALIKES, SECRETS
 
-from alertforge.ids import id_problem
+from contract.ids import id_problem
 from exporter.export import export_site
 from exporter.long_text import PART_CHARS
 from exporter.publish import publish_site

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from corpus_sample import SAMPLE
 
-from alertforge.files import dump_json, read_json
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.files import dump_json, read_json
+from contract.paths import TASKS_DIR, task_dirs
 from grader.grade import grade
 from tasks.generator.checks import derive_catalog
 

@@ -1,4 +1,4 @@
-"""The trust boundary: untrusted trees are read through alertforge.untrusted only.
+"""The trust boundary: untrusted trees are read through contract.untrusted only.
 
 Regular files only (no link anywhere below the root, no FIFO or device), confined under the
 root, size-capped; the grader refuses links and FIFOs as syntax errors naming the file, and
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from alertforge.errors import BadInput
-from alertforge.ids import check_id, id_problem, slug_id
-from alertforge.paths import TASKS_DIR, task_dirs
-from alertforge.untrusted import Tree, UnsafeInput, read_file
+from contract.errors import BadInput
+from contract.ids import check_id, id_problem, slug_id
+from contract.paths import TASKS_DIR, task_dirs
+from contract.untrusted import Tree, UnsafeInput, read_file
 from grader.grade import grade
 
 TASK = task_dirs(TASKS_DIR)[0]

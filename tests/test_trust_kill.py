@@ -17,7 +17,7 @@ from pathlib import Path
 
 from conftest import FIXTURE_RUNS, FIXTURE_TASK_ROOT
 
-from alertforge.paths import TASKS_DIR, task_dirs
+from contract.paths import TASKS_DIR, task_dirs
 from exporter.site_swap import verify_site
 
 TASK = task_dirs(TASKS_DIR)[0]

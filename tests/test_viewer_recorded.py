@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alertforge.files import read_json
+from contract.files import read_json
 from exporter.export import export_site
 from exporter.serve import serve_in_background
 

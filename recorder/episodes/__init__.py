@@ -6,8 +6,8 @@ An episode is a run of kind ``episode``: an ATIF trajectory with one tool call p
 
 - :mod:`recorder.episodes.score`: running total and final-score parts (ARIA's rules);
 - :mod:`recorder.episodes.writer`: builds and writes run folders (journal, atomic rewrites);
-- :mod:`recorder.episodes.transcript`: ``alertforge import-episodes`` (recorded transcripts);
-- :mod:`recorder.episodes.client`: the HTTP and WebSocket adapters of a live server;
-- :mod:`recorder.episodes.policies`: ``scripted`` (YAML action list) and ``random``;
+- :mod:`recorder.importers.aria_transcripts`: ``alertforge import-episodes`` (recorded transcripts);
+- :mod:`recorder.environments.aria`: the HTTP and WebSocket adapters of a live server;
+- :mod:`recorder.agents.episode_policies`: ``scripted`` (YAML action list) and ``random``;
 - :mod:`recorder.episodes.live`: ``alertforge record --env aria`` (one episode from a server).
 """

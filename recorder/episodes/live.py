@@ -23,10 +23,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from alertforge.errors import BadInput
-from alertforge.untrusted import read_file
-from recorder.episodes.client import EnvironmentFailure, open_environment, server_lock
-from recorder.episodes.policies import EpisodePolicy, make_policy
+from contract.errors import BadInput
+from contract.untrusted import read_file
+from recorder.agents.episode_policies import EpisodePolicy, make_policy
+from recorder.environments.aria import EnvironmentFailure, open_environment, server_lock
 from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
 from recorder.run_store import RunStore, make_identity
 
@@ -115,7 +115,7 @@ def record_episode(
     (its ``label``, else ``name``, goes into the run id). ``transport`` is ``http`` (one
     episode at a time per server) or ``ws`` (one environment
     per connection; parallel recordings are fine). ``actions_file`` is the scripted policy's
-    YAML; ``options`` the ``llm`` policy's (see :func:`~recorder.episodes.policies.make_policy`).
+    YAML; ``options`` the ``llm`` policy's (see :func:`~recorder.agents.episode_policies.make_policy`).
     At most ``action_limit`` actions are sent (default: twice the task's ``max_steps``,
     as failed actions do not count against the environment's budget). A complete run of the
     same id is returned as it is unless ``resume`` is False (then it is recorded anew).

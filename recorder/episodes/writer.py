@@ -164,7 +164,7 @@ class EpisodeRun:
         content is the observation JSON (or the error text); ``extra.env`` holds ``reward``,
         ``total`` (running, clamped), ``done``, ``info``, ``observation`` and, on a failed
         action, ``error``; ``extra.transport`` the exchange. ``agent`` (a model's step:
-        :meth:`~recorder.episodes.policies.EpisodePolicy.step_details`) adds ``llm``,
+        :meth:`~recorder.agents.episode_policies.EpisodePolicy.step_details`) adds ``llm``,
         ``message``, ``reasoning``, ``metrics``, ``model`` and more ``extra`` keys.
         """
         agent = agent or {}

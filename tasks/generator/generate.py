@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from alertforge.files import dump_json
+from contract.files import dump_json
 from tasks.generator import harbor, repo
 from tasks.generator.checks import CatalogError, derive_catalog
 from tasks.generator.workflows import ORDER, implemented, workflow

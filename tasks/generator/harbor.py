@@ -21,8 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from alertforge import __version__
-from alertforge.files import dump_json, read_json, write_atomic
+from contract.files import dump_json, read_json, write_atomic
+from contract.version import __version__
 
 WORKSPACE = "/app/monitoring"
 """Where the agent's monitoring repo lives in both containers."""

@@ -5,7 +5,7 @@ A run names its task by id and fingerprint (run.json ``task.id``, ``task.fingerp
 ``task.dir`` is only a hint and is never opened: the exporter and the importers look the
 task up in the roots the user named (``--tasks``) and the bundled ``tasks/``, and use a folder
 only when its fingerprint matches (DESIGN.md, "Trust boundary"). Task folders are read as
-untrusted trees (alertforge.untrusted).
+untrusted trees (contract.untrusted).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from alertforge.errors import BadInput
-from alertforge.paths import TASKS_DIR
-from alertforge.untrusted import REFUSED, Tree, UnsafeInput
+from contract.errors import BadInput
+from contract.paths import TASKS_DIR
+from contract.untrusted import REFUSED, Tree, UnsafeInput
 
 SPEC_CAP = 16 * 1024 * 1024
 """A spec.json larger than this is refused."""
@@ -27,7 +27,7 @@ def task_fingerprint(task_dir: Path) -> str:
 
     Raises:
         UnsafeInput: a link, FIFO or device among those files (a task folder is read as an
-            untrusted tree, alertforge.untrusted).
+            untrusted tree, contract.untrusted).
     """
     tree = Tree(task_dir)
     digest = hashlib.sha256()

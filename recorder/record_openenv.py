@@ -1,9 +1,9 @@
 """Record a run by driving any OpenEnv environment through openenv-core's client.
 
 :func:`record_openenv` connects ``GenericEnvClient`` (WebSocket session) to ``base_url``,
-resets it, then asks a recorder :class:`~recorder.policies.Agent` for one decision a step
+resets it, then asks a recorder :class:`~recorder.reference.policies.Agent` for one decision a step
 and sends it as an action (default: ``{"tool": name, **arguments}``, the shape of
-:class:`openenv_server.environment.AlertForgeAction`). Each step is written as it happens
+:class:`recorder.environments.openenv_server.environment.AlertForgeAction`). Each step is written as it happens
 (trajectory.json and run.json rewritten atomically).
 
 The run's kind follows what the environment returns: when its observations carry a
@@ -21,15 +21,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from alertforge.errors import BadInput
-from alertforge.ids import slug_id
-from alertforge.tasks import task_fingerprint
-from alertforge.untrusted import Tree
 from contract.base import parse
+from contract.errors import BadInput
+from contract.ids import slug_id
 from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog
+from contract.task_roots import task_fingerprint
+from contract.untrusted import Tree
 from recorder import run_format
-from recorder.policies import Agent, Decision
+from recorder.agents.base import Agent, Decision
 from recorder.run_store import RunStore, make_identity, new_summary
 
 MAX_OBSERVATION_CHARS = 20_000

@@ -13,7 +13,7 @@ import hashlib
 import re
 import unicodedata
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 
 MAX_ID_CHARS = 160
 """Longest id: a file name of the id plus a suffix (``.json``) stays under 255 bytes in UTF-8."""

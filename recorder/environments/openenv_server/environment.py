@@ -2,7 +2,7 @@
 
 Reset picks a task (``task`` id, else ``seed`` modulo the task count) and copies its
 pristine repo into a private temporary workspace; every step runs one tool of
-:mod:`recorder.tools` there. Reward modes (reset ``reward_mode``):
+:mod:`recorder.environments.workspace` there. Reward modes (reset ``reward_mode``):
 
 - ``parity`` (default): a step's reward is the grade level after it minus the rewards
   handed out so far (reset included), so the rewards of an episode sum to its final
@@ -17,8 +17,6 @@ a recorded one.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -27,17 +25,15 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
-from alertforge.paths import task_dirs
-from grader.grade import grade
-from recorder import run_format
-from recorder.tools import run_tool
+from contract.paths import task_dirs
+from recorder.environments.graded import GradedWorkspace
 
 DEFAULT_MAX_STEPS = 60
 REWARD_MODES = ("parity", "outcome")
 
 
 class AlertForgeAction(Action):
-    """One tool call: ``tool`` and the arguments that tool takes (recorder/tools.py)."""
+    """One tool call: ``tool`` and the arguments that tool takes (recorder/environments/workspace.py)."""
 
     tool: str = Field(..., description="list_files, read_file, write_file, replace_in_file, "
                       "run_checks, route_test or submit")
@@ -85,8 +81,7 @@ class AlertForgeEnvironment(Environment[AlertForgeAction, AlertForgeObservation,
     def __init__(self, tasks_dir: str | Path | None = None):
         super().__init__()
         self.tasks = task_dirs(tasks_dir)
-        self._tmp: tempfile.TemporaryDirectory | None = None
-        self.workspace: Path | None = None
+        self.workspace: GradedWorkspace | None = None
         self.task_dir: Path | None = None
         self.max_steps = DEFAULT_MAX_STEPS
         self._state = AlertForgeState(episode_id=None, step_count=0)
@@ -110,13 +105,10 @@ class AlertForgeEnvironment(Environment[AlertForgeAction, AlertForgeObservation,
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}")
         self.close()
         self.task_dir = self._pick(task, seed)
-        self._tmp = tempfile.TemporaryDirectory(prefix="alertforge-openenv-")
-        self.workspace = Path(self._tmp.name) / "monitoring"
-        shutil.copytree(self.task_dir / "environment" / "monitoring", self.workspace)
+        self.workspace = GradedWorkspace(self.task_dir, prefix="alertforge-openenv-")
         self.max_steps = max(1, int(max_steps))
-        result = grade(self.task_dir, self.workspace)
-        summary = run_format.grade_summary(result, None)
-        level = result["reward"]
+        graded = self.workspace.grade()
+        summary, level = graded.summary, graded.result["reward"]
         reward = level if reward_mode == "parity" else 0.0
         self._state = AlertForgeState(episode_id=episode_id or str(uuid.uuid4()), step_count=0,
                                       task_id=self.task_dir.name, reward_mode=reward_mode,
@@ -135,17 +127,16 @@ class AlertForgeEnvironment(Environment[AlertForgeAction, AlertForgeObservation,
                                          tool_error=True, done=True, reward=0.0,
                                          task_id=state.task_id, level=state.level)
         state.step_count += 1
-        outcome = run_tool(self.workspace, action.tool, action.arguments())
-        summary, changed = None, [outcome.changed] if outcome.changed else []
+        called = self.workspace.call(action.tool, action.arguments())
+        outcome, summary = called.tool, None
+        changed = [outcome.changed] if outcome.changed else []
         output = outcome.output
-        if changed:
-            try:
-                result = grade(self.task_dir, self.workspace)
-            except RuntimeError as err:
-                output += f"\n(grader error: {err})"
+        if called.graded is not None:
+            if called.graded.error is not None:
+                output += f"\n(grader error: {called.graded.error})"
             else:
-                summary = run_format.grade_summary(result, state.level)
-                state.level = result["reward"]
+                summary = called.graded.summary
+                state.level = called.graded.result["reward"]
         state.done = outcome.done or state.step_count >= self.max_steps
         if state.reward_mode == "parity":
             reward = state.level - state.paid
@@ -163,6 +154,6 @@ class AlertForgeEnvironment(Environment[AlertForgeAction, AlertForgeObservation,
 
     def close(self) -> None:
         """Remove the episode's workspace."""
-        if self._tmp is not None:
-            self._tmp.cleanup()
-        self._tmp, self.workspace = None, None
+        if self.workspace is not None:
+            self.workspace.close()
+        self.workspace = None

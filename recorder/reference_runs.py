@@ -12,11 +12,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from alertforge.errors import BadInput
-from alertforge.processes import worker_pool
-from recorder.context import context_for_task
-from recorder.mutations import applicable
+from contract.errors import BadInput
+from contract.processes import worker_pool
 from recorder.record import record_run
+from recorder.reference.context import context_for_task
+from recorder.reference.mutations import applicable
 
 DEFAULT_POLICIES = ("oracle", "nop", "partial")
 

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from alertforge.errors import BadInput
-from alertforge.untrusted import UnsafeInput, json_safe
+from contract.errors import BadInput
+from contract.untrusted import UnsafeInput, json_safe
 from recorder.episodes.writer import StepOutcome
 
 TIMEOUT_S = 30.0

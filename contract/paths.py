@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 """The checkout this package was installed from (editable install): holds tasks/, site/, space/."""
@@ -18,10 +18,10 @@ def task_dirs(tasks_dir: str | Path | None = None) -> list[Path]:
     """Every task folder under ``tasks_dir`` (default: the bundled ``tasks/``), sorted by id.
 
     A task folder is one that holds ``task.toml``; folders reached through a link are left
-    out (a tasks folder is read as an untrusted tree, alertforge.untrusted). Raises BadInput
+    out (a tasks folder is read as an untrusted tree, contract.untrusted). Raises BadInput
     if none is found.
     """
-    from alertforge.untrusted import Tree
+    from contract.untrusted import Tree
 
     root = Path(tasks_dir) if tasks_dir else TASKS_DIR
     if not root.is_dir():
@@ -39,7 +39,7 @@ def resolve_task(task: str | Path, tasks_dir: str | Path | None = None) -> Path:
 
     Raises BadInput when neither names a folder holding ``task.toml``.
     """
-    from alertforge.untrusted import Tree
+    from contract.untrusted import Tree
 
     candidate = Path(task)
     if candidate.is_dir() and Tree(candidate).is_file("task.toml"):

@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from alertforge.errors import BadInput
-from alertforge.files import read_json
-from alertforge.paths import REPO_ROOT
+from contract.errors import BadInput
+from contract.files import read_json
+from contract.paths import REPO_ROOT
 from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
 from recorder.run_store import RunStore, make_identity
 

@@ -1,5 +1,5 @@
 """Policies for action episodes: ``scripted`` (an action list from YAML), ``random`` and ``llm``
-(:mod:`recorder.episodes.llm_policy`).
+(:mod:`recorder.agents.llm_episode`).
 
 A policy is asked for action ``index`` (0-based) given the latest observation and returns an
 ARIA Action (``{"action_type": ..., other fields}``) or None when it has nothing more to do.
@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from alertforge.errors import BadInput
-from alertforge.untrusted import read_file
+from contract.errors import BadInput
+from contract.untrusted import read_file
 
 ACTION_TYPES = (
     "diagnose",
@@ -215,7 +215,7 @@ def make_policy(
 ) -> EpisodePolicy:
     """The policy ``name``: ``scripted`` (needs ``actions_file``), ``random`` or ``llm``.
 
-    ``options`` (``llm``): the endpoint settings of :func:`recorder.llm_agent.settings_from`
+    ``options`` (``llm``): the endpoint settings of :func:`recorder.agents.llm_alerting.settings_from`
     and ``max_steps``, the policy's action limit.
 
     Raises:
@@ -223,8 +223,8 @@ def make_policy(
             ``llm`` without an endpoint, model or key.
     """
     if name == "llm":
-        from recorder.episodes.llm_policy import LLMEpisodePolicy
-        from recorder.llm_agent import settings_from
+        from recorder.agents.llm_alerting import settings_from
+        from recorder.agents.llm_episode import LLMEpisodePolicy
 
         options = options or {}
         return LLMEpisodePolicy(settings_from(options), seed, max_actions=options.get("max_steps"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from recorder.context import Context, NotApplicable, find_rule
+from recorder.reference.context import Context, NotApplicable, find_rule
 
 HISTOGRAM = "http_request_duration_seconds_bucket"
 _LE_KEYS = ("le", "latency_le", "bucket_le", "latency_threshold_s", "latency_s", "threshold_s")

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from alertforge.text import utf8_prefix
+from contract.text import utf8_prefix
 
 MAX_WRITE_BYTES = 256 * 1024
 MAX_READ_BYTES = 512 * 1024

@@ -8,7 +8,7 @@ or a bare ATIF trajectory file may be given too)::
     <job>/<trial>/verifier/reward.json     {"reward": r, ...}   or   verifier/reward.txt: "r"
 
 and writes one run folder per readable trial (docs/formats.md, "Imported runs"). File
-edits are rebuilt from the tool calls (:mod:`recorder.edits`) and, when the trial's task is
+edits are rebuilt from the tool calls (:mod:`recorder.importers.edits`) and, when the trial's task is
 one under ``tasks/``, replayed onto the task's pristine repo and graded after every step
 that changed it. Each run is labelled ``exact``, ``approximate`` (the lossy steps named) or
 ``terminal-only`` (no trajectory: only Harbor's reward is known). A trial that cannot be
@@ -30,17 +30,18 @@ import atif
 import orjson
 import pydantic
 
-from alertforge.errors import BadInput
-from alertforge.files import write_json
-from alertforge.ids import slug_id
-from alertforge.paths import TASKS_DIR, task_dirs
-from alertforge.tasks import task_fingerprint, task_id_of
-from alertforge.untrusted import REFUSED, Tree, UnsafeInput, checked_depth
 from contract.base import dump, parse
+from contract.errors import BadInput
+from contract.files import write_json
+from contract.ids import slug_id
+from contract.paths import TASKS_DIR, task_dirs
 from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog
+from contract.task_roots import task_fingerprint, task_id_of
+from contract.untrusted import REFUSED, Tree, UnsafeInput, checked_depth
 from recorder import run_format
-from recorder.edits import FileTracker, prompt_cwd
+from recorder.environments.graded import grade_summary
+from recorder.importers.edits import FileTracker, prompt_cwd
 from recorder.run_store import RunStore, make_identity, new_summary
 
 SUMMARY_FILE = "harbor-import.json"
@@ -564,7 +565,7 @@ def _pristine(task_dir: Path) -> dict[str, str]:
 
 def _apply_to_workspace(workspace: Path, path: str, content: str | None) -> str | None:
     """Put one rebuilt edit into the graded workspace; a message when it cannot be applied."""
-    from recorder.tools import run_tool
+    from recorder.environments.workspace import run_tool
 
     if content is None:
         target = workspace / path
@@ -663,7 +664,7 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
             pristine = grade(task_dir, workspace)
             grade_s += pristine["timings"]["total_s"]
             grades += 1
-            steps[0].setdefault("extra", {})["grade"] = run_format.grade_summary(pristine, None)
+            steps[0].setdefault("extra", {})["grade"] = grade_summary(pristine, None)
             last_reward = pristine["reward"]
         repo_files = _pristine(task_dir) if task_dir else {}
         tracker = FileTracker(repo_files, repo_known=bool(task_dir))
@@ -705,7 +706,7 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
                         continue
                     grade_s += result_now["timings"]["total_s"]
                     grades += 1
-                    extra["grade"] = run_format.grade_summary(result_now, last_reward)
+                    extra["grade"] = grade_summary(result_now, last_reward)
                     last_reward = result_now["reward"]
         if trial.trajectory is not None and not edited_any:
             notes.append("no file edit found in the tool calls")

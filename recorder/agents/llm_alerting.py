@@ -1,6 +1,6 @@
 """Policy ``llm``: an agent for any OpenAI-compatible chat-completions endpoint (``openai`` package).
 
-The model sees the task's instruction and the tools of :mod:`recorder.tools` as OpenAI
+The model sees the task's instruction and the tools of :mod:`recorder.environments.workspace` as OpenAI
 function definitions (:data:`TOOL_SPECS`); each tool call it makes is one recorded step. The
 endpoint, model and key come from options (CLI flags ``--base-url --model --api-key-env``)
 or the environment (``OPENAI_BASE_URL``, ``ALERTFORGE_MODEL``, ``OPENAI_API_KEY``).
@@ -17,8 +17,6 @@ carries the turn's message, reasoning and metrics (``llm_call_count`` 1), the ot
 dispatched without a new inference (``llm_call_count`` 0). A turn with no tool call is
 answered with one reminder to use the tools; a second one in a row ends the run with an
 implicit ``submit`` (``extra.llm.implicit_submit``).
-
-Importing this module registers the factory in ``recorder.policies.AGENT_FACTORIES["llm"]``.
 """
 
 from __future__ import annotations
@@ -30,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alertforge.errors import BadInput
-from alertforge.untrusted import UnsafeInput, json_safe
-from recorder.policies import AGENT_FACTORIES, Agent, Decision
+from contract.errors import BadInput
+from contract.untrusted import UnsafeInput, json_safe
+from recorder.agents.base import Agent, Decision
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -80,7 +78,7 @@ TOOL_SPECS: list[dict] = [
               ["labels"]),
     _function("submit", "Finish: the repository is ready to be graded.", {}, []),
 ]
-"""OpenAI function definitions of the tools in :mod:`recorder.tools`, in the order shown."""
+"""OpenAI function definitions of the tools in :mod:`recorder.environments.workspace`, in the order shown."""
 
 
 def chat_completion(client: Any, settings: Any, messages: list[dict], tools: list[dict],
@@ -378,5 +376,3 @@ def make_llm_agent(task_dir: Path, seed: int, options: dict) -> LLMAgent:
     """The ``llm`` policy's factory (see :func:`settings_from` for ``options``)."""
     return LLMAgent(settings_from(options))
 
-
-AGENT_FACTORIES["llm"] = make_llm_agent

@@ -1,6 +1,6 @@
 """The OpenEnv server: ``create_app`` over :class:`AlertForgeEnvironment`, run with uvicorn.
 
-    python -m openenv_server.app --host 127.0.0.1 --port 8001 [--tasks DIR]
+    python -m recorder.environments.openenv_server.app --host 127.0.0.1 --port 8001 [--tasks DIR]
     (or: alertforge serve-openenv ...)
 
 Endpoints are openenv-core's: ``WS /ws`` (sessions, what ``EnvClient`` uses), ``POST
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openenv.core.env_server.http_server import create_app
 
-from openenv_server.environment import (
+from recorder.environments.openenv_server.environment import (
     AlertForgeAction,
     AlertForgeEnvironment,
     AlertForgeObservation,

@@ -14,7 +14,7 @@ user named):
 - confined: a relative POSIX path with no ``..``, no absolute part, no NUL;
 - size-capped: a file over its cap is refused, and never more than cap + 1 bytes are read.
 
-Problems raise :class:`UnsafeInput` (a :class:`~alertforge.errors.BadInput`: the CLI prints
+Problems raise :class:`UnsafeInput` (a :class:`~contract.errors.BadInput`: the CLI prints
 the path and the problem and exits 2); callers that grade a workspace turn it into a syntax
 error naming the file instead.
 """
@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from alertforge.errors import BadInput
+from contract.errors import BadInput
 
 DEFAULT_CAP = 64 * 1024 * 1024
 """Bytes read from one file at most unless the caller says otherwise (64 MiB)."""

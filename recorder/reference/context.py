@@ -19,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from alertforge.errors import BadInput
-from alertforge.files import read_json
+from contract.errors import BadInput
+from contract.files import read_json
 
 Files = dict[str, str]
 AM = "alertmanager/alertmanager.yml"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 
-from recorder.context import (
+from recorder.reference.context import (
     AM,
     Context,
     Files,

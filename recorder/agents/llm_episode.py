@@ -6,9 +6,9 @@ conversation: the user message is the run's instruction (step 1's message) with 
 ``/reset`` observation; every action it calls is one step, answered with a tool message that
 holds the step's reward, running total, ``done`` and the observation JSON (or the server's
 error). Endpoint, model, key, prices and retries are those of the alerting ``llm`` policy
-(:func:`recorder.llm_agent.settings_from`: ``--base-url --model --api-key-env`` or
+(:func:`recorder.agents.llm_alerting.settings_from`: ``--base-url --model --api-key-env`` or
 ``OPENAI_BASE_URL``, ``ALERTFORGE_MODEL``, ``OPENAI_API_KEY``), and so are the per-step ATIF
-metrics (:func:`recorder.llm_agent.step_metrics`: prompt, completion and cached tokens,
+metrics (:func:`recorder.agents.llm_alerting.step_metrics`: prompt, completion and cached tokens,
 cost when known, ``extra.finish_reason``).
 
 A turn with several tool calls gives one step per call (the first carries the turn's message,
@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from alertforge.errors import BadInput
-from recorder.episodes.policies import ACTION_FIELDS, ACTION_TYPES, EpisodePolicy
-from recorder.llm_agent import (
+from contract.errors import BadInput
+from recorder.agents.episode_policies import ACTION_FIELDS, ACTION_TYPES, EpisodePolicy
+from recorder.agents.llm_alerting import (
     LLMError,
     LLMSettings,
     _add_metrics,

@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 import yaml
 
-from recorder import exprs
-from recorder.context import (
+from recorder.reference import exprs
+from recorder.reference.context import (
     AM,
     Context,
     Files,

@@ -57,12 +57,12 @@ def write_json(path: str | os.PathLike, value: Any, *, indent: bool = True) -> N
 
 def read_json(path: str | os.PathLike, *, cap: int | None = None) -> Any:
     """Read a JSON file: a regular file (not a link, FIFO or device), at most ``cap`` bytes
-    (default :data:`alertforge.untrusted.DEFAULT_CAP`), read through alertforge.untrusted.
+    (default :data:`contract.untrusted.DEFAULT_CAP`), read through contract.untrusted.
 
     Raises:
         BadInput: the file is missing, unreadable, not a regular file, too big or not valid
             JSON (the message names it).
     """
-    from alertforge.untrusted import DEFAULT_CAP, read_json_file
+    from contract.untrusted import DEFAULT_CAP, read_json_file
 
     return read_json_file(path, cap=DEFAULT_CAP if cap is None else cap)

@@ -1,0 +1,1 @@
+"""The bundled tasks served as an OpenEnv environment (``alertforge serve-openenv``)."""
