@@ -1,7 +1,17 @@
-"""The one error type for bad input: the CLI turns it into a message on stderr and exit code 2."""
+"""The error hierarchy of 3amBench Replay: every failure a user can act on, by kind.
+
+The CLI maps each kind to an exit code in one table (``alertforge/cli/exit_codes.py``): bad
+input and tool failures exit 2, a model endpoint, an environment or a refusal exits 1.
+Stages raise subclasses of these (``grader.promtool.GraderError`` is a :class:`ToolFailure`)
+so that no stage imports the CLI and the CLI needs no stage to know the kinds.
+"""
 
 
-class BadInput(Exception):
+class AlertforgeError(Exception):
+    """Base of every error the CLI reports as a one-line message instead of a traceback."""
+
+
+class BadInput(AlertforgeError):
     """Input that cannot be used: a missing or malformed file, an unknown task or policy.
 
     ``path`` names the file (or directory) at fault; ``str(err)`` says what is wrong with it.
@@ -12,3 +22,33 @@ class BadInput(Exception):
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
+
+
+class ToolFailure(AlertforgeError, RuntimeError):
+    """A real tool (promtool, amtool, the Alertmanager server) failed in a way no check
+    explains: a crash, a timeout, an answer that cannot be read. Exit code 2."""
+
+
+class EndpointFailure(AlertforgeError, RuntimeError):
+    """A model endpoint failed (connection, HTTP status, timeout, malformed reply). A run
+    already started is kept, so the same command resumes it. Exit code 1."""
+
+
+class EnvironmentFailure(AlertforgeError, RuntimeError):
+    """An environment an agent acts in cannot go on: unreachable after a retry, a broken
+    answer, another client interfering. ``url`` names the server. Exit code 1."""
+
+    def __init__(self, url: str, problem: str):
+        self.url = url
+        self.problem = problem
+        super().__init__(f"{url}: {problem}")
+
+
+class Refused(AlertforgeError):
+    """An operation refused as unsafe or impossible as asked (publishing a site that holds a
+    file over the Space's limit). ``path`` names the file. Exit code 1."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem

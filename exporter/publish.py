@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from contract.errors import BadInput
+from contract.errors import BadInput, Refused
 from contract.files import dump_json, write_atomic
 from contract.text import split_chars
 from contract.untrusted import Tree
@@ -26,13 +26,8 @@ SPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*
 SKIPPED_NAMES = {".git", ".cache", "__pycache__", ".DS_Store"}
 
 
-class PublishRefused(Exception):
+class PublishRefused(Refused):
     """The site cannot be published as it is (a file over the Space's limit); names the file."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
-        self.problem = problem
 
 
 def site_files(folder: Path) -> list[Path]:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from contract.errors import ToolFailure
 from grader.matchers import is_valid_matcher_name
 
 __all__ = [
@@ -34,7 +35,7 @@ __all__ = [
 _WARNING_PREFIX = "Warning:"
 
 
-class RoutingError(RuntimeError):
+class RoutingError(ToolFailure):
     """amtool could not resolve receivers: invalid config, bad label, amtool missing,
     failed or timed out. The message includes amtool's own error text and the
     command line to reproduce it."""

@@ -185,7 +185,7 @@ def test_cli_imports_into_out(tmp_path):
 
 
 def test_demo_imports_the_16_example_episodes(tmp_path):
-    from alertforge.cli import _demo_import_episodes
+    from alertforge.cli.site import import_demo_episodes as _demo_import_episodes
 
     _demo_import_episodes(tmp_path)
     runs = sorted(p.name for p in tmp_path.iterdir())

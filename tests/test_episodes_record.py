@@ -25,7 +25,8 @@ from recorder.agents.episode_policies import (
     ScriptedPolicy,
     read_actions,
 )
-from recorder.environments.aria import EnvironmentFailure, HttpEnvironment, WebSocketEnvironment
+from contract.errors import EnvironmentFailure
+from recorder.environments.aria import HttpEnvironment, WebSocketEnvironment
 from recorder.episodes.live import record_episode
 from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 

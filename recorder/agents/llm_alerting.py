@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.errors import BadInput
+from contract.errors import BadInput, EndpointFailure
 from contract.untrusted import UnsafeInput, json_safe
 from recorder.agents.base import Agent, Decision
 
@@ -118,7 +118,7 @@ def chat_completion(client: Any, settings: Any, messages: list[dict], tools: lis
     return message, metrics
 
 
-class LLMError(RuntimeError):
+class LLMError(EndpointFailure):
     """The endpoint failed (connection, HTTP status, timeout, malformed reply).
 
     The run folder is left as it is (status ``running``): running the same command again

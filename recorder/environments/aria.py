@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from contract.errors import BadInput
+from contract.errors import BadInput, EnvironmentFailure
 from contract.untrusted import UnsafeInput, json_safe
 from recorder.episodes.writer import StepOutcome
 
@@ -78,16 +78,6 @@ def _read_answer(response, started: float, what: str, url: str) -> bytes:
             raise EnvironmentFailure(url, f"{what}: answer over {MAX_ANSWER_BYTES} bytes")
         if time.perf_counter() - started > ANSWER_SECONDS:
             raise EnvironmentFailure(url, f"{what}: the answer took over {ANSWER_SECONDS:g} s")
-
-
-class EnvironmentFailure(RuntimeError):
-    """The environment cannot go on: unreachable after a retry, a broken answer, or another
-    client interfering with the shared HTTP session. ``url`` names the server."""
-
-    def __init__(self, url: str, problem: str):
-        self.url = url
-        self.problem = problem
-        super().__init__(f"{url}: {problem}")
 
 
 def _parse(url: str) -> tuple[str, str, int, str]:

@@ -26,7 +26,8 @@ from typing import Any
 from contract.errors import BadInput
 from contract.untrusted import read_file
 from recorder.agents.episode_policies import EpisodePolicy, make_policy
-from recorder.environments.aria import EnvironmentFailure, open_environment, server_lock
+from contract.errors import EnvironmentFailure
+from recorder.environments.aria import open_environment, server_lock
 from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
 from recorder.run_store import RunStore, make_identity
 

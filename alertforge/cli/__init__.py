@@ -1,0 +1,49 @@
+"""The ``alertforge`` command: one subcommand per pipeline stage of 3amBench Replay.
+
+Each command group's module (corpus, recording, imports, site) holds its parsers beside
+their handlers; ``exit_codes`` maps every error kind to an exit code in one table. Nothing
+imports this package: it is the top floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from alertforge.cli import corpus, imports, recording, site
+from alertforge.cli.exit_codes import HANDLED, report
+from contract.version import __version__
+
+COMMANDS = (
+    corpus.add_grade,
+    recording.add_record,
+    imports.add_import_episodes,
+    recording.add_record_reference,
+    site.add_export,
+    site.add_publish,
+    site.add_demo,
+    corpus.add_gate,
+    imports.add_import_harbor,
+    recording.add_serve_openenv,
+    recording.add_record_openenv,
+    corpus.add_generate,
+)
+"""Each adds one subcommand (its parser, with ``func`` set to its handler), in help order."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="alertforge", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"alertforge {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code (see ``exit_codes``)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except HANDLED as err:
+        return report(err, getattr(args, "hints", None))

@@ -1,0 +1,72 @@
+"""Commands that import runs recorded elsewhere: ``import-harbor`` and ``import-episodes``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from alertforge.cli.options import add_tasks_option
+
+
+def add_import_episodes(sub) -> None:
+    """``import-episodes FILE...``: ARIA transcripts into runs."""
+    episodes = sub.add_parser("import-episodes",
+                              help="recorded action-episode transcripts (ARIA) into runs")
+    episodes.add_argument("files", nargs="+", help="transcript JSON files")
+    episodes.add_argument("--out", default="runs")
+    episodes.set_defaults(func=import_episodes_command)
+
+
+def import_episodes_command(args: argparse.Namespace) -> int:
+    """Import the transcripts and print how many runs were written."""
+    from recorder.importers.aria_transcripts import import_episodes
+
+    dirs = import_episodes(args.files, Path(args.out))
+    print(f"{len(dirs)} episode runs in {args.out}")
+    return 0
+
+
+def add_import_harbor(sub) -> None:
+    """``import-harbor JOB_DIR...``: Harbor jobs (ATIF trajectories) into re-graded runs."""
+    harbor = sub.add_parser("import-harbor", help="Harbor job folders (ATIF trajectories) into "
+                            "runs, re-graded step by step")
+    harbor.add_argument("jobs", nargs="+", metavar="JOB_DIR",
+                        help="job folders, trial folders or ATIF trajectory files")
+    harbor.add_argument("--out", default="runs")
+    add_tasks_option(harbor, help="tasks folder to match trials against (default: bundled tasks/)")
+    harbor.set_defaults(func=import_harbor_command)
+
+
+def import_harbor_command(args: argparse.Namespace) -> int:
+    """Import the trials; print a line per run and, on stderr, what was lossy or skipped."""
+    from recorder.importers.harbor_import import SUMMARY_FILE, import_harbor
+
+    out = Path(args.out)
+    summary = import_harbor([Path(p) for p in args.jobs], out,
+                            Path(args.tasks) if args.tasks else None)
+    for row in summary["imported"]:
+        rewards = f"harbor {row['harbor_reward']}, regrade {row['regrade_reward']}"
+        lossy = f", {row['lossy_steps']} lossy step(s)" if row["lossy_steps"] else ""
+        print(f"{row['run_id']}: {row['replay']}{lossy} ({rewards})")
+        if row["replay"] == "terminal-only":
+            _warn(row["path"], f"imported terminal-only (rewards only): {_terminal_reason(out, row)}")
+        if row["validation_errors"]:
+            _warn(row["path"], f"trajectory fails ATIF validation ({row['validation_errors']} "
+                  "error(s), imported anyway; see run.json validation_errors)")
+    for item in summary["skipped"]:
+        print(f"alertforge: import-harbor: skipped {item['path']}: {item['reason']}", file=sys.stderr)
+    print(f"{len(summary['imported'])} runs in {args.out}, {len(summary['skipped'])} skipped "
+          f"(listed in {out / SUMMARY_FILE})")
+    return 0
+
+
+def _terminal_reason(out: Path, row: dict) -> str:
+    from contract.files import read_json
+
+    notes = read_json(out / row["run_id"] / "run.json").get("notes") or []
+    return "; ".join(str(n) for n in notes) or "no trajectory to replay"
+
+
+def _warn(path: str, problem: str) -> None:
+    print(f"alertforge: import-harbor: {path}: {problem}", file=sys.stderr)

@@ -1,0 +1,136 @@
+"""Option groups and argument types that several commands share, each written once."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from contract.errors import BadInput
+
+DEFAULT_JOBS = max(1, (os.cpu_count() or 2) // 2)
+"""Worker processes by default: each grade already runs two promtool processes at once, so
+one worker per two cores (on 2 cores -j 1 records 1.67 graded steps/s, -j 2 only 1.39)."""
+
+MAX_PER_TIER = 1000
+"""Upper bound of ``generate --per-tier`` (15,000 tasks)."""
+
+LLM_OPTIONS = ("base_url", "model", "api_key_env", "price_input", "price_output", "temperature",
+               "max_tokens")
+"""The ``--policy llm`` settings, as argparse destinations (see :func:`add_llm_options`)."""
+
+
+def positive(text: str) -> int:
+    """An integer >= 1 (argparse type)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def count(text: str) -> int:
+    """An integer >= 0 (argparse type)."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
+def per_tier(text: str) -> int:
+    """An integer in 1..:data:`MAX_PER_TIER` (argparse type)."""
+    value = positive(text)
+    if value > MAX_PER_TIER:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_PER_TIER}")
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed: an integer in [0, 2**63) (argparse type)."""
+    value = int(text)
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError("seed must be >= 0 and < 2**63")
+    return value
+
+
+def add_tasks_option(parser: argparse.ArgumentParser, *, repeatable: bool = False,
+                     help: str = "tasks folder (default: bundled tasks/)") -> None:
+    """``--tasks DIR``: where task ids are looked up; ``repeatable`` for a list of roots."""
+    if repeatable:
+        parser.add_argument("--tasks", action="append", metavar="DIR", help=help)
+    else:
+        parser.add_argument("--tasks", help=help)
+
+
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """``-j/--jobs N``: worker processes (default :data:`DEFAULT_JOBS`)."""
+    parser.add_argument("-j", "--jobs", type=positive, default=DEFAULT_JOBS,
+                        help=f"worker processes (default {DEFAULT_JOBS}: one per two cores)")
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every command that records one run: seed, out, fresh, step budget."""
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--out", default="runs")
+    parser.add_argument("--fresh", action="store_true", help="discard a previous run of the same id")
+    parser.add_argument("--max-steps", type=int, default=60, help="agent steps at most")
+
+
+def add_llm_options(parser: argparse.ArgumentParser) -> None:
+    """The ``--policy llm`` options: any OpenAI-compatible chat-completions endpoint."""
+    llm = parser.add_argument_group("policy llm (any OpenAI-compatible chat-completions endpoint)")
+    llm.add_argument("--base-url", help="endpoint, e.g. http://127.0.0.1:8000/v1 "
+                     "(default: $OPENAI_BASE_URL)")
+    llm.add_argument("--model", help="model name (default: $ALERTFORGE_MODEL)")
+    llm.add_argument("--api-key-env", help="variable holding the API key (default: OPENAI_API_KEY)")
+    llm.add_argument("--price-input", type=float, help="USD per million prompt tokens")
+    llm.add_argument("--price-output", type=float, help="USD per million completion tokens")
+    llm.add_argument("--temperature", type=float)
+    llm.add_argument("--max-tokens", type=int, help="completion tokens per model turn at most")
+
+
+def llm_options(args: argparse.Namespace, *extra: str) -> dict[str, Any]:
+    """The LLM settings given on the command line (plus the ``extra`` destinations), as the
+    ``options`` mapping the agents take; options not given are left out."""
+    return {key: getattr(args, key) for key in (*LLM_OPTIONS, *extra)
+            if getattr(args, key, None) is not None}
+
+
+def add_redaction_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--redact/--no-redact`` and ``--redact-patterns FILE``; ``what`` says where secrets
+    are masked (shown in the help)."""
+    parser.add_argument("--redact", action=argparse.BooleanOptionalAction, default=True,
+                        help=f"mask secrets {what} (default: on)")
+    parser.add_argument("--redact-patterns", metavar="FILE", help="extra secret regexes, one a line")
+
+
+def redactor(args: argparse.Namespace):
+    """The Redactor the redaction options ask for (built-in patterns plus
+    ``--redact-patterns FILE``), or None with ``--no-redact``."""
+    if args.redact is False:
+        return None
+    from exporter.redact import Redactor
+
+    return Redactor.with_extra(Path(args.redact_patterns) if args.redact_patterns else None)
+
+
+def task_index(args: argparse.Namespace):
+    """The task roots a command reads tasks from: its ``--tasks`` folders, then the bundled tasks/."""
+    from contract.task_roots import TaskIndex
+
+    roots = args.tasks if isinstance(args.tasks, list) else ([args.tasks] if args.tasks else [])
+    return TaskIndex([Path(root) for root in roots])
+
+
+def csv(values: list[str] | None, option: str = "option") -> list[str] | None:
+    """Repeatable comma-separated options, flattened (None when not given).
+
+    Raises:
+        BadInput: the option was given but names nothing (``--only ,``).
+    """
+    if not values:
+        return None
+    parts = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not parts:
+        raise BadInput(option, "names nothing")
+    return parts

@@ -1,0 +1,181 @@
+"""Commands that record runs: ``record`` (alerting tasks and ``--env aria`` episodes),
+``record-reference``, ``record-openenv`` and the OpenEnv server they can drive,
+``serve-openenv``."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+from alertforge.cli.options import (
+    add_jobs_option,
+    add_llm_options,
+    add_run_options,
+    add_tasks_option,
+    count,
+    llm_options,
+)
+from contract.errors import BadInput, EndpointFailure, EnvironmentFailure
+from contract.paths import resolve_task, task_dirs
+
+RESUME_HINTS = {
+    EndpointFailure: "the run is kept; run the same command again to resume it",
+    EnvironmentFailure: "a run already started is kept with status failed; the same command resumes it",
+}
+"""What ``record`` adds to an endpoint or environment error: the run can be resumed."""
+
+
+def add_record(sub) -> None:
+    """``record --task T --policy P``: one run of a policy on a task or an ARIA episode."""
+    record = sub.add_parser("record", help="record one run of a policy on a task")
+    record.add_argument("--task", required=True, help="task folder or task id")
+    record.add_argument("--policy", required=True,
+                        help="oracle, nop, partial or llm; with --env aria: scripted, random or llm")
+    add_run_options(record)
+    add_tasks_option(record)
+    add_llm_options(record)
+    aria = record.add_argument_group(
+        "action episodes (--env aria): --task is the environment's task id, e.g. easy")
+    aria.add_argument("--env", choices=["aria"], help="record an episode from a live ARIA server")
+    aria.add_argument("--env-url", help="the server, e.g. http://127.0.0.1:7860")
+    aria.add_argument("--transport", choices=["http", "ws"], default="http",
+                      help="http: one episode at a time per server; ws: one env per connection")
+    aria.add_argument("--actions", help="YAML action list for --policy scripted")
+    record.set_defaults(func=record_command, hints=RESUME_HINTS)
+
+
+def record_command(args: argparse.Namespace) -> int:
+    """Record (or resume) the run and print its folder."""
+    if args.env == "aria":
+        return _record_episode(args)
+    from recorder.record import record_run
+
+    task = resolve_task(args.task, args.tasks)
+    run_dir = record_run(task, args.policy, seed=args.seed, out=Path(args.out),
+                         resume=not args.fresh, options=llm_options(args), max_steps=args.max_steps,
+                         report=_report)
+    print(run_dir)
+    return 0
+
+
+def _report(line: str) -> None:
+    import sys
+
+    print(f"alertforge: {line}", file=sys.stderr)
+
+
+def _record_episode(args: argparse.Namespace) -> int:
+    """``record --env aria``: one episode from a live ARIA-compatible server."""
+    from recorder.episodes.live import record_episode
+
+    if not args.env_url:
+        raise BadInput("--env-url", "record --env aria needs --env-url http://HOST:PORT")
+    run_dir = record_episode(args.env_url, args.task, args.seed, args.policy,
+                             transport=args.transport, actions_file=args.actions,
+                             out=Path(args.out), resume=not args.fresh,
+                             options=llm_options(args, "max_steps"))
+    print(run_dir)
+    return 0
+
+
+def add_record_reference(sub) -> None:
+    """``record-reference``: the reference policies (and mutants) on every task."""
+    ref = sub.add_parser("record-reference", help="record the reference policies on every task")
+    add_tasks_option(ref)
+    ref.add_argument("--out", default="runs")
+    add_jobs_option(ref)
+    ref.add_argument("--policies", default="oracle,nop,partial",
+                     help="comma-separated: oracle, nop, partial, adversary:<kind>, ...")
+    ref.add_argument("--mutants", type=count, default=0, help="mutant runs per task (seeds 1..N)")
+    ref.set_defaults(func=record_reference_command)
+
+
+def record_reference_command(args: argparse.Namespace) -> int:
+    """Record the runs and print how many there are."""
+    from recorder.reference_runs import record_reference
+
+    dirs = record_reference(task_dirs(args.tasks), Path(args.out), jobs=args.jobs, mutants=args.mutants,
+                            policies=args.policies.split(","))
+    print(f"{len(dirs)} runs in {args.out}")
+    return 0
+
+
+def add_serve_openenv(sub) -> None:
+    """``serve-openenv``: the tasks as an OpenEnv environment server on 127.0.0.1."""
+    serve_env = sub.add_parser("serve-openenv", help="serve the tasks as an OpenEnv environment")
+    serve_env.add_argument("--host", default="127.0.0.1")
+    serve_env.add_argument("--port", type=int, default=8001)
+    add_tasks_option(serve_env)
+    serve_env.set_defaults(func=serve_openenv_command)
+
+
+def serve_openenv_command(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    from recorder.environments.openenv_server.app import serve
+
+    serve(args.host, args.port, args.tasks)
+    return 0
+
+
+def add_record_openenv(sub) -> None:
+    """``record-openenv --url URL``: a run recorded by driving an OpenEnv environment."""
+    drive = sub.add_parser("record-openenv", help="record a run by driving an OpenEnv environment")
+    drive.add_argument("--url", required=True, help="the environment server, e.g. http://127.0.0.1:8001")
+    drive.add_argument("--task", help="task id (reset task=...; reference policies read its folder)")
+    add_tasks_option(drive)
+    drive.add_argument("--policy", default="nop", help="oracle, nop, partial or llm")
+    drive.add_argument("--actions", help="JSON list of action objects to send instead of a policy")
+    add_run_options(drive)
+    add_llm_options(drive)
+    drive.set_defaults(func=record_openenv_command)
+
+
+def record_openenv_command(args: argparse.Namespace) -> int:
+    """Drive the server with a policy (or a fixed action list) and print the run folder.
+
+    Raises:
+        BadInput: a malformed ``--actions`` file, or a reference policy without ``--task``.
+        EnvironmentFailure: the server cannot be reached.
+    """
+    from recorder.record_openenv import record_openenv
+
+    task = resolve_task(args.task, args.tasks) if args.task and not args.actions else None
+    agent, policy, to_action, defining = _openenv_agent(args, task)
+    reset = {"seed": args.seed}
+    if args.task:
+        reset["task"] = task.name if task else args.task
+    name = f"openenv__{reset.get('task', 'env')}__{policy.replace(':', '-')}__s{args.seed}"
+    try:
+        run_dir = record_openenv(args.url, agent, out=Path(args.out), readable=name, policy=policy,
+                                 reset=reset, task_dir=task, seed=args.seed,
+                                 max_steps=args.max_steps, to_action=to_action, defining=defining,
+                                 fresh=args.fresh)
+    except ConnectionError as err:
+        raise EnvironmentFailure(args.url, f"cannot reach the OpenEnv server: {err}") from None
+    print(run_dir)
+    return 0
+
+
+def _openenv_agent(args: argparse.Namespace, task: Path | None):
+    """(agent, policy name, decision -> action, defining fields) for ``record-openenv``."""
+    from contract.files import dump_json, read_json
+    from recorder.agents.base import ScriptedAgent
+    from recorder.policies import make_agent
+    from recorder.record import NOT_DEFINING
+    from recorder.record_openenv import default_action
+
+    if args.actions:
+        actions = read_json(args.actions, cap=16 * 1024 * 1024)
+        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+            raise BadInput(args.actions, "expected a JSON list of action objects")
+        agent = ScriptedAgent([(str(a.get("tool") or a.get("action_type") or "action"), a)
+                               for a in actions])
+        digest = hashlib.sha256(dump_json(actions)).hexdigest()
+        return agent, "actions", (lambda decision: decision.arguments), {"actions": digest}
+    if task is None and args.policy != "llm":
+        raise BadInput("--task", f"policy {args.policy} needs the task folder (--task ID)")
+    options = llm_options(args)
+    agent = make_agent(args.policy, task or Path("."), args.seed, options)
+    defining = {"options": {k: v for k, v in sorted(options.items()) if k not in NOT_DEFINING}}
+    return agent, args.policy, default_action, defining

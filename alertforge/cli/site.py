@@ -1,0 +1,127 @@
+"""Commands that build and publish the viewer: ``export``, ``publish`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from alertforge.cli.options import (
+    add_jobs_option,
+    add_redaction_options,
+    add_tasks_option,
+    redactor,
+    task_index,
+)
+from contract.errors import BadInput
+from contract.paths import SITE_DIR, SPACE_DIR, task_dirs
+
+
+def add_export(sub) -> None:
+    """``export RUNS... --out DIR [--single-file OUT.html]``."""
+    export = sub.add_parser("export", help="export runs into site data and pages")
+    export.add_argument("runs", nargs="+", help="run folders, or folders of run folders")
+    export.add_argument("--out", help="site folder to write")
+    export.add_argument("--single-file", metavar="OUT.html",
+                        help="also (or only) write one self-contained HTML file that works via file://")
+    add_redaction_options(export, "(token formats, secret config fields, URL credentials, "
+                          "private keys, webhooks, e-mail addresses) in every string")
+    add_tasks_option(export, repeatable=True,
+                     help="task folders to find the runs' tasks in, by id and fingerprint "
+                     "(repeatable; the bundled tasks/ are always searched)")
+    export.set_defaults(func=export_command)
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """Write the site folder and/or the single file; print what was written and redacted.
+
+    Raises:
+        BadInput: neither ``--out`` nor ``--single-file``, or a run that cannot be exported.
+    """
+    from exporter.export import export_site
+    from exporter.single_file import export_single_file
+
+    if not args.out and not args.single_file:
+        raise BadInput("--out", "export needs --out DIR or --single-file OUT.html")
+    runs = [Path(p) for p in args.runs]
+    index = task_index(args)
+    if args.out:
+        masker = redactor(args)
+        summary = export_site(runs, Path(args.out), redactor=masker, redact=masker is not None,
+                              task_index=index)
+        print(f"exported {summary.get('runs')} runs of {summary.get('tasks')} tasks into {args.out}")
+        _print_redaction(masker, summary["renamed_ids"])
+    if args.single_file:
+        masker = redactor(args)
+        summary = export_single_file(runs, Path(args.single_file), redactor=masker, task_index=index)
+        print(f"wrote {summary['runs']} runs into {args.single_file} ({summary['bytes']} bytes)")
+        _print_redaction(masker, summary.get("renamed_ids", []))
+    return 0
+
+
+def _print_redaction(masker, renamed: list[str]) -> None:
+    print(masker.report() if masker is not None else "not redacted (--no-redact)")
+    for new_id in renamed:
+        print(f"renamed: an id that held a secret is now {new_id}")
+
+
+def add_publish(sub) -> None:
+    """``publish --space ORG/NAME``: upload a built site to a Hugging Face static Space."""
+    publish = sub.add_parser("publish", help="upload the built site to a Hugging Face static Space")
+    publish.add_argument("--space", required=True, metavar="ORG/NAME")
+    publish.add_argument("--site", default=str(SPACE_DIR), help="the built site (default: space/)")
+    publish.add_argument("--dry-run", action="store_true",
+                         help="list files and sizes and write listing.json, upload nothing")
+    add_redaction_options(publish, "in the uploaded copy")
+    publish.set_defaults(func=publish_command)
+
+
+def publish_command(args: argparse.Namespace) -> int:
+    """Upload (or list, with ``--dry-run``) the site.
+
+    Raises:
+        exporter.publish.PublishRefused: the site cannot be published as it is (exit 1).
+    """
+    from exporter.publish import publish_site
+
+    publish_site(Path(args.site), args.space, dry_run=args.dry_run, redactor=redactor(args))
+    return 0
+
+
+def add_demo(sub) -> None:
+    """``demo``: reference runs and ARIA examples, exported into space/ and served."""
+    demo = sub.add_parser("demo", help="record reference runs, export them into space/, serve")
+    demo.add_argument("--no-serve", action="store_true")
+    demo.add_argument("--port", type=int, default=8000)
+    add_tasks_option(demo)
+    demo.add_argument("--runs", default=str(SPACE_DIR.parent / "runs"))
+    demo.add_argument("--out", default=str(SPACE_DIR))
+    add_jobs_option(demo)
+    demo.set_defaults(func=demo_command)
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    """Record, import, export, print the time taken, then serve unless ``--no-serve``."""
+    from exporter.export import export_site
+    from recorder.reference_runs import demo_policies, record_reference
+
+    started = time.perf_counter()
+    runs_dir = Path(args.runs)
+    record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs, policies=demo_policies, mutants=1)
+    import_demo_episodes(runs_dir)
+    out = Path(args.out)
+    summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=task_index(args))
+    print(f"built {out} from {summary.get('runs')} runs in {time.perf_counter() - started:.1f} s")
+    if args.no_serve:
+        return 0
+    from exporter.serve import serve
+
+    serve(out, port=args.port)
+    return 0
+
+
+def import_demo_episodes(runs_dir: Path) -> None:
+    """The demo's ARIA episodes: examples/aria-episodes/episodes/*.json imported into runs_dir."""
+    from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
+
+    import_episodes(sorted(EXAMPLE_EPISODES.glob("*.json")), runs_dir)
