@@ -93,9 +93,11 @@ def final_workspace(task_dir: Path, policy: str, into: Path, seed: int = 0) -> P
     workspace = into / "monitoring"
     shutil.copytree(task_dir / "environment" / "monitoring", workspace)
     agent = make_agent(policy, task_dir, seed)
-    while (decision := agent.decide(None)) is not None:
+    index = 0
+    while (decision := agent.decide(None, index)) is not None:
         if run_tool(workspace, decision.name, decision.arguments).done:
             break
+        index += 1
     return workspace
 
 

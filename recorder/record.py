@@ -131,11 +131,9 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         recording.workspace = workspace
         recording.replay()
         instruction = Tree(task_dir).read_text("instruction.md")
-        agent.begin(task_dir, instruction, seed)
         if not steps:
             recording.add(run_format.user_step(instruction, workspace.grade().summary))
-        else:
-            agent.resume(steps[1:])
+        agent.resume(steps)
         _act(agent, recording, max_steps)
         recording.finish()
     return store.dir
@@ -148,7 +146,7 @@ def _act(agent, recording: _Recording, max_steps: int) -> None:
     finished = any(s.get("tool_calls") and s["tool_calls"][0]["function_name"] == "submit"
                    for s in steps)
     while not finished and len(steps) - 1 < max_steps:
-        decision = agent.decide(last_output)
+        decision = agent.decide(last_output, len(steps) - 1)
         if decision is None:
             break
         outcome = workspace.call(decision.name, decision.arguments)
@@ -166,8 +164,9 @@ def _act(agent, recording: _Recording, max_steps: int) -> None:
             extra["tool_error"] = True
         recording.add(run_format.agent_step(
             len(steps) + 1, decision.name, decision.arguments, tool.output, decision.message,
-            extra, llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
+            extra, llm=decision.llm, reasoning=decision.reasoning, metrics=decision.metrics,
             model=decision.model))
+        agent.observe(steps[-1])
         last_output = tool.output
         finished = tool.done
 

@@ -105,12 +105,12 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, pol
                                      "info": {}, "observation": _slim(observation)}}
         steps = [step]
         summary = _summary(store, alerting, observation, reset, task_dir, policy, seed, agent)
-        agent.begin(task_dir or Path("."), instruction, seed)
+        agent.resume(steps)
         done, last_output = bool(first.done), None
         store.append(step)
         _write(store, steps, summary, started, total, final=False)
         while not done and len(steps) - 1 < max_steps:
-            decision = agent.decide(last_output)
+            decision = agent.decide(last_output, len(steps) - 1)
             if decision is None:
                 break
             result = client.step(to_action(decision))
@@ -132,8 +132,9 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, pol
             last_output = observation_text(observation)
             steps.append(run_format.agent_step(
                 len(steps) + 1, decision.name, decision.arguments, last_output, decision.message,
-                extra, llm=agent.llm, reasoning=decision.reasoning, metrics=decision.metrics,
+                extra, llm=decision.llm, reasoning=decision.reasoning, metrics=decision.metrics,
                 model=decision.model))
+            agent.observe(steps[-1])
             store.append(steps[-1])
             _write(store, steps, summary, started, total, final=False)
     _write(store, steps, summary, started, total, final=True)

@@ -18,14 +18,14 @@ import yaml
 from aria_contract_server import ContractServer
 from conftest import assert_run_matches_schema, find_run, readable
 
-from contract.errors import BadInput
+from contract.errors import BadInput, EnvironmentFailure
 from recorder.agents.episode_policies import (
     ACTION_TYPES,
     RandomPolicy,
     ScriptedPolicy,
+    action_of,
     read_actions,
 )
-from contract.errors import EnvironmentFailure
 from recorder.environments.aria import HttpEnvironment, WebSocketEnvironment
 from recorder.episodes.live import record_episode
 from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
@@ -180,12 +180,12 @@ def test_contract_shared_http_session_interference_fails_the_run(server, tmp_pat
     class Interrupted(ScriptedPolicy):
         """Before its second action another client resets the server's one HTTP environment."""
 
-        def next_action(self, observation, index):
+        def decide(self, observation, index):
             if index == 1:
                 other = HttpEnvironment(server.url)
                 other.reset("security", 42)
                 other.close()
-            return super().next_action(observation, index)
+            return super().decide(observation, index)
 
     policy = Interrupted(
         [
@@ -231,11 +231,11 @@ def test_interrupted_recording_resumes_by_replaying_the_journal(server, imported
     class CrashingOnce(ScriptedPolicy):
         crashed = False
 
-        def next_action(self, observation, index):
+        def decide(self, observation, index):
             if index == 3 and not CrashingOnce.crashed:
                 CrashingOnce.crashed = True
                 raise Crash
-            return super().next_action(observation, index)
+            return super().decide(observation, index)
 
     policy = CrashingOnce(actions_of("medium-expert"), label="resumed")
     with pytest.raises(Crash):
@@ -354,9 +354,9 @@ def test_bad_actions_file_is_bad_input_naming_the_file(tmp_path):
 
 def test_random_policy_is_valid_and_repeatable_per_seed():
     observation = load(TRANSCRIPTS["easy-expert"])["reset"]["response"]
-    first = [RandomPolicy(7).next_action(observation, i) for i in range(40)]
-    assert first == [RandomPolicy(7).next_action(observation, i) for i in range(40)]
-    assert first != [RandomPolicy(8).next_action(observation, i) for i in range(40)]
+    first = [action_of(RandomPolicy(7).decide(observation, i)) for i in range(40)]
+    assert first == [action_of(RandomPolicy(7).decide(observation, i)) for i in range(40)]
+    assert first != [action_of(RandomPolicy(8).decide(observation, i)) for i in range(40)]
     names = {row["name"] for row in observation["services"]}
     for action in first:
         assert action["action_type"] in ACTION_TYPES

@@ -21,6 +21,7 @@ from conftest import find_run
 from contract.files import read_json
 from contract.paths import TASKS_DIR, task_dirs
 from recorder.agents import llm_alerting as llm_agent
+from recorder.agents import llm_endpoint
 from recorder.record import record_run
 
 TASK = task_dirs(TASKS_DIR)[0]
@@ -85,7 +86,7 @@ def test_protocol_llm_run_records_tool_calls_grades_metrics_and_resumes(tmp_path
     ]
     server = ScriptServer(tmp_path, script)
     try:
-        with pytest.raises(llm_agent.LLMError, match="scripted outage"):
+        with pytest.raises(llm_endpoint.LLMError, match="scripted outage"):
             record_run(TASK, "llm", out=tmp_path / "runs", options=_options(server.url))
         run_dir = find_run(tmp_path / "runs", f"{TASK.name}__llm__s0")
         assert read_json(run_dir / "run.json")["status"] == "running"
@@ -165,15 +166,15 @@ def llm_agent_tool_names() -> tuple[str, ...]:
 
 def test_protocol_llm_resume_refuses_a_run_of_another_model(tmp_path, monkeypatch):
     monkeypatch.setenv("ALERTFORGE_TEST_KEY", KEY)
-    agent = llm_agent.LLMAgent(llm_agent.settings_from(_options("http://127.0.0.1:9/v1")))
-    agent.begin(TASK, "instruction", 0)
+    agent = llm_agent.LLMAgent(llm_endpoint.settings_from(_options("http://127.0.0.1:9/v1")))
+    user = {"step_id": 1, "source": "user", "message": "instruction"}
     recorded = {"step_id": 2, "source": "agent", "message": "",
                 "tool_calls": [{"tool_call_id": "call_0002", "function_name": "list_files",
                                 "arguments": {}}],
                 "observation": {"results": [{"source_call_id": "call_0002", "content": "x"}]},
                 "extra": {"llm": {"turn": 1, "tool_call_id": "c1", "model": "other-model"}}}
     with pytest.raises(Exception, match="other-model"):
-        agent.resume([recorded])
+        agent.resume([user, recorded])
 
 
 def test_record_llm_without_an_endpoint_is_bad_input_naming_the_flag(tmp_path):

@@ -1,9 +1,11 @@
 """Policies for action episodes: ``scripted`` (an action list from YAML), ``random`` and ``llm``
 (:mod:`recorder.agents.llm_episode`).
 
-A policy is asked for action ``index`` (0-based) given the latest observation and returns an
-ARIA Action (``{"action_type": ..., other fields}``) or None when it has nothing more to do.
-Both are stateless in the index, so a resumed recording asks them again from where it was.
+Each is an :class:`recorder.agents.base.Agent`: asked for action ``index`` (0-based) given the
+latest observation, it returns a Decision whose name is the ARIA Action's ``action_type`` and
+whose arguments are its other fields (:func:`action_of` gives the Action back), or None when
+it has nothing more to do. ``scripted`` and ``random`` are stateless in the index, so a
+resumed recording asks them again from where it was.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import yaml
 
 from contract.errors import BadInput
 from contract.untrusted import read_file
+from recorder.agents.base import Agent, Decision
 
 ACTION_TYPES = (
     "diagnose",
@@ -50,24 +53,23 @@ ACTION_FIELDS = (
 """The optional string fields of an Action."""
 
 
-class EpisodePolicy:
-    """Base class: :meth:`next_action` gives action ``index`` or None (the policy is done)."""
+class EpisodePolicy(Agent):
+    """Base class of the episode policies: an Agent whose observations are ARIA observation
+    dicts; ``name`` goes into the run's agent name (``alertforge-aria-<name>``)."""
 
     name = "policy"
 
-    def next_action(self, observation: dict[str, Any], index: int) -> dict[str, Any] | None:
-        """Action ``index`` (0-based) given the latest ``observation``; None: nothing more to do."""
-        raise NotImplementedError
 
-    def resume(self, steps: list[dict[str, Any]]) -> None:
-        """Called with the run's steps so far (step 1 at least) before the first action."""
+def action_decision(action: dict[str, Any]) -> Decision:
+    """The Decision for an ARIA Action: ``action_type`` as the name, the other fields as
+    arguments (in their order)."""
+    return Decision(str(action["action_type"]),
+                    {key: value for key, value in action.items() if key != "action_type"})
 
-    def step_details(self) -> dict[str, Any] | None:
-        """What to record with the action just given (``llm`` policy: model turn, metrics)."""
-        return None
 
-    def observe(self, step: dict[str, Any]) -> None:
-        """Called with each recorded step (ATIF dict) after the environment answered."""
+def action_of(decision: Decision) -> dict[str, Any]:
+    """The ARIA Action a Decision stands for: ``{"action_type": name, **arguments}``."""
+    return {"action_type": decision.name, **decision.arguments}
 
 
 class ScriptedPolicy(EpisodePolicy):
@@ -79,9 +81,9 @@ class ScriptedPolicy(EpisodePolicy):
         self.actions = actions
         self.label = label
 
-    def next_action(self, observation: dict[str, Any], index: int) -> dict[str, Any] | None:
-        """The list's action ``index`` (a copy), None past its end."""
-        return dict(self.actions[index]) if index < len(self.actions) else None
+    def decide(self, observation: dict[str, Any], index: int) -> Decision | None:
+        """The list's action ``index``, None past its end."""
+        return action_decision(self.actions[index]) if index < len(self.actions) else None
 
 
 def _yaml_loader() -> type[yaml.SafeLoader]:
@@ -153,7 +155,7 @@ class RandomPolicy(EpisodePolicy):
         self.seed = seed
         self.max_actions = max_actions
 
-    def next_action(self, observation: dict[str, Any], index: int) -> dict[str, Any] | None:
+    def decide(self, observation: dict[str, Any], index: int) -> Decision | None:
         """A random action for step ``index``; None once ``max_actions`` are taken."""
         if self.max_actions is not None and index >= self.max_actions:
             return None
@@ -204,7 +206,7 @@ class RandomPolicy(EpisodePolicy):
             )
         elif action_type == "failover":
             action["target_region"] = "us-west-2"
-        return action
+        return action_decision(action)
 
 
 def make_policy(
@@ -215,7 +217,7 @@ def make_policy(
 ) -> EpisodePolicy:
     """The policy ``name``: ``scripted`` (needs ``actions_file``), ``random`` or ``llm``.
 
-    ``options`` (``llm``): the endpoint settings of :func:`recorder.agents.llm_alerting.settings_from`
+    ``options`` (``llm``): the endpoint settings of :func:`recorder.agents.llm_endpoint.settings_from`
     and ``max_steps``, the policy's action limit.
 
     Raises:
@@ -223,7 +225,7 @@ def make_policy(
             ``llm`` without an endpoint, model or key.
     """
     if name == "llm":
-        from recorder.agents.llm_alerting import settings_from
+        from recorder.agents.llm_endpoint import settings_from
         from recorder.agents.llm_episode import LLMEpisodePolicy
 
         options = options or {}

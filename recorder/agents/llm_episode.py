@@ -6,10 +6,11 @@ conversation: the user message is the run's instruction (step 1's message) with 
 ``/reset`` observation; every action it calls is one step, answered with a tool message that
 holds the step's reward, running total, ``done`` and the observation JSON (or the server's
 error). Endpoint, model, key, prices and retries are those of the alerting ``llm`` policy
-(:func:`recorder.agents.llm_alerting.settings_from`: ``--base-url --model --api-key-env`` or
+(:func:`recorder.agents.llm_endpoint.settings_from`: ``--base-url --model --api-key-env`` or
 ``OPENAI_BASE_URL``, ``ALERTFORGE_MODEL``, ``OPENAI_API_KEY``), and so are the per-step ATIF
-metrics (:func:`recorder.agents.llm_alerting.step_metrics`: prompt, completion and cached tokens,
-cost when known, ``extra.finish_reason``).
+metrics (:func:`recorder.agents.llm_endpoint.step_metrics`: prompt, completion and cached tokens,
+cost when known, ``extra.finish_reason``); the turns are
+:class:`recorder.agents.conversation.Conversation`'s.
 
 A turn with several tool calls gives one step per call (the first carries the turn's message,
 reasoning and metrics, ``llm_call_count`` 1; the others ``llm_call_count`` 0). A reply without
@@ -28,15 +29,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contract.errors import BadInput
+from recorder.agents.base import Decision
+from recorder.agents.conversation import Conversation, Turn
 from recorder.agents.episode_policies import ACTION_FIELDS, ACTION_TYPES, EpisodePolicy
-from recorder.agents.llm_alerting import (
-    LLMError,
-    LLMSettings,
-    _add_metrics,
-    _arguments,
-    chat_completion,
-)
+from recorder.agents.llm_endpoint import LLMSettings, content_text, parse_arguments
 
 SYSTEM_PROMPT = """You are the on-call SRE for a production system in the middle of an \
 incident. You act on the system only through the tools: each tool call is one action, and \
@@ -106,14 +102,6 @@ ACTION_TOOLS: list[dict[str, Any]] = [_tool(action_type) for action_type in ACTI
 """OpenAI function definitions of the 14 action types, every Action field an optional string."""
 
 
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text") or "" for part in content if isinstance(part, dict))
-
-
 def tool_result(step: dict[str, Any]) -> str:
     """What the model reads after an action: reward, total, done and info, then the observation.
 
@@ -127,14 +115,14 @@ def tool_result(step: dict[str, Any]) -> str:
         "done": env.get("done"),
         "info": env.get("info") or {},
     }
-    return json.dumps(head) + "\n" + _text(results[0].get("content"))
+    return json.dumps(head) + "\n" + content_text(results[0].get("content"))
 
 
 def first_message(step: dict[str, Any]) -> str:
     """The user message: the run's instruction (step 1) and the ``/reset`` observation."""
     observation = ((step.get("extra") or {}).get("env") or {}).get("observation") or {}
     return (
-        _text(step.get("message"))
+        content_text(step.get("message"))
         + "\n\nThe current observation (JSON):\n"
         + json.dumps(observation, indent=2)
     )
@@ -146,7 +134,7 @@ def action_from_call(name: str, raw_arguments: Any) -> tuple[dict[str, Any], dic
     Only :data:`ACTION_FIELDS` with string values are sent; anything else (other keys,
     non-strings, arguments that are not a JSON object) goes into ``dropped``.
     """
-    arguments = _arguments(raw_arguments)
+    arguments = parse_arguments(raw_arguments)
     action: dict[str, Any] = {"action_type": name}
     dropped: dict[str, Any] = {}
     for key, value in arguments.items():
@@ -162,42 +150,21 @@ class LLMEpisodePolicy(EpisodePolicy):
 
     ``client`` is an ``openai.OpenAI`` (made from ``settings`` when not given); ``max_actions``
     the policy's step limit. The recorder calls :meth:`resume` with the steps so far (step 1
-    at least) before the first :meth:`next_action`, :meth:`step_details` when writing a step
-    and :meth:`observe` after it.
+    at least) before the first :meth:`decide`, and :meth:`observe` after each step.
     """
 
     name = "llm"
 
-    def __init__(
-        self,
-        settings: LLMSettings,
-        seed: int | None,
-        *,
-        max_actions: int | None = None,
-        client: Any = None,
-    ):
+    def __init__(self, settings: LLMSettings, seed: int | None, *,
+                 max_actions: int | None = None, client: Any = None):
         self.settings = settings
         self.model = settings.model
         self.label = "llm"
-        self.seed = seed
         self.max_actions = max_actions
-        if client is None:
-            import openai
-
-            client = openai.OpenAI(
-                base_url=settings.base_url,
-                api_key=settings.api_key,
-                timeout=settings.timeout_s,
-                max_retries=settings.max_retries,
-            )
-        self.client = client
-        self.messages: list[dict[str, Any]] = []
-        self.queue: list[dict[str, Any]] = []
-        self.current: dict[str, Any] | None = None
-        self.turn = 0
+        self.conversation = Conversation(settings, ACTION_TOOLS, SYSTEM_PROMPT, REMINDER, seed, client)
+        self.queue: list[Decision] = []
+        self.started = False
         self.ended_without_action: list[str] = []
-
-    # -- conversation from recorded steps ---------------------------------------------------
 
     def resume(self, steps: list[dict[str, Any]]) -> None:
         """Rebuild the conversation from the run's steps (ATIF dicts; step 1 the user step).
@@ -205,56 +172,11 @@ class LLMEpisodePolicy(EpisodePolicy):
         Raises:
             BadInput: the steps were recorded with another model (``extra.llm.model``).
         """
-        self.messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": first_message(steps[0])},
-        ]
-        self.queue, self.current = [], None
-        current_turn, assistant = None, None
-        for step in steps[1:]:
-            info = (step.get("extra") or {}).get("llm") or {}
-            if info.get("model") and info["model"] != self.settings.model:
-                raise BadInput(
-                    "--model",
-                    f"this run was recorded with model {info['model']!r}, not "
-                    f"{self.settings.model!r}: pass --fresh or another --out",
-                )
-            for reply in info.get("replies_without_tool_call") or []:
-                self.messages += [
-                    {"role": "assistant", "content": reply},
-                    {"role": "user", "content": REMINDER},
-                ]
-            call = (step.get("tool_calls") or [{}])[0]
-            call_id = info.get("tool_call_id") or call.get("tool_call_id")
-            turn = info.get("turn")
-            if assistant is None or turn is None or turn != current_turn:
-                assistant = {
-                    "role": "assistant",
-                    "content": _text(step.get("message")) or None,
-                    "tool_calls": [],
-                }
-                self.messages.append(assistant)
-                current_turn = turn
-            arguments = {**(call.get("arguments") or {}), **(info.get("dropped_arguments") or {})}
-            assistant["tool_calls"].append(
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {
-                        "name": call.get("function_name"),
-                        "arguments": json.dumps(arguments),
-                    },
-                }
-            )
-            self.messages.append(
-                {"role": "tool", "tool_call_id": call_id, "content": tool_result(step)}
-            )
-            if isinstance(turn, int):
-                self.turn = max(self.turn, turn)
+        self.conversation.start(first_message(steps[0]))
+        self.conversation.replay(steps[1:], _arguments_text, tool_result)
+        self.queue, self.started = [], True
 
-    # -- acting -------------------------------------------------------------------------------
-
-    def next_action(self, observation: dict[str, Any], index: int) -> dict[str, Any] | None:
+    def decide(self, observation: dict[str, Any], index: int) -> Decision | None:
         """The next tool call as an Action: a queued call of this turn, or a new model turn.
 
         None once ``max_actions`` actions are taken or the model twice answered without a
@@ -265,101 +187,38 @@ class LLMEpisodePolicy(EpisodePolicy):
         """
         if self.max_actions is not None and index >= self.max_actions:
             return None
-        if not self.messages:
+        if not self.started:
             raise RuntimeError("LLMEpisodePolicy.resume(steps) must be called first")
         if not self.queue:
-            self.queue = self._next_turn()
-            if not self.queue:
+            turn = self.conversation.ask()
+            if not turn.calls:
+                self.ended_without_action = turn.replies
                 return None
-        self.current = self.queue.pop(0)
-        return dict(self.current["action"])
-
-    def step_details(self) -> dict[str, Any] | None:
-        """What the writer records of the current call: llm flag, message, reasoning, metrics,
-        model and ``extra.llm`` ``{turn, tool_call_id, model, replies_without_tool_call?,
-        dropped_arguments?}``."""
-        if self.current is None:
-            return None
-        return {key: value for key, value in self.current.items() if key != "action"}
+            self.queue = self._decisions(turn)
+        return self.queue.pop(0)
 
     def observe(self, step: dict[str, Any]) -> None:
         """Answer the current call with the recorded step's result (the next tool message)."""
         info = (step.get("extra") or {}).get("llm") or {}
-        self.messages.append(
-            {"role": "tool", "tool_call_id": info.get("tool_call_id"), "content": tool_result(step)}
-        )
-        self.current = None
+        self.conversation.answer(info.get("tool_call_id"), tool_result(step))
 
-    def _complete(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        return chat_completion(self.client, self.settings, self.messages, ACTION_TOOLS, self.seed)
-
-    def _next_turn(self) -> list[dict[str, Any]]:
-        """Ask the model (one reminder after a reply without a tool call); [] when it gave none."""
-        self.turn += 1
-        metrics, replies = None, []
-        for attempt in range(2):
-            message, more = self._complete()
-            metrics = _add_metrics(metrics, more)
-            calls = message.get("tool_calls") or []
-            text = message.get("content") or ""
-            if calls:
-                break
-            replies.append(text)
-            if attempt == 0:
-                self.messages += [
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": REMINDER},
-                ]
-        else:
-            self.messages.append({"role": "assistant", "content": text})
-            self.ended_without_action = replies
-            return []
-        for number, call in enumerate(calls):
-            call["id"] = call.get("id") or f"turn{self.turn}_call{number + 1}"
-            if not isinstance(call.get("function"), dict) or not call["function"].get("name"):
-                raise LLMError(f"{self.settings.base_url}: tool call without a function name")
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": text or None,
-                "tool_calls": [
-                    {
-                        "id": c["id"],
-                        "type": "function",
-                        "function": {
-                            "name": c["function"]["name"],
-                            "arguments": c["function"].get("arguments") or "{}",
-                        },
-                    }
-                    for c in calls
-                ],
-            }
-        )
-        reasoning = message.get("reasoning_content") or message.get("reasoning") or None
-        queued = []
-        for number, call in enumerate(calls):
-            action, dropped = action_from_call(
-                call["function"]["name"], call["function"].get("arguments")
-            )
-            info: dict[str, Any] = {
-                "turn": self.turn,
-                "tool_call_id": call["id"],
-                "model": self.settings.model,
-            }
-            if number == 0 and replies:
-                info["replies_without_tool_call"] = replies
+    def _decisions(self, turn: Turn) -> list[Decision]:
+        """One decision per tool call: the Action's fields as arguments, the rest dropped."""
+        decisions = []
+        for index, call in enumerate(turn.calls):
+            action, dropped = action_from_call(call["name"], call["arguments"])
+            info = turn.info(call["id"], self.settings, index == 0)
             if dropped:
                 info["dropped_arguments"] = dropped
-            first = number == 0
-            queued.append(
-                {
-                    "action": action,
-                    "llm": first,
-                    "message": text if first else "",
-                    "reasoning": reasoning if first else None,
-                    "metrics": metrics if first else None,
-                    "model": message.get("_model") if first else None,
-                    "extra": {"llm": info},
-                }
-            )
-        return queued
+            first = index == 0
+            decisions.append(Decision(
+                action["action_type"], {k: v for k, v in action.items() if k != "action_type"},
+                message=turn.text if first else "", reasoning=turn.reasoning if first else None,
+                metrics=turn.metrics if first else None, model=turn.model if first else None,
+                extra={"llm": info}, llm=first))
+        return decisions
+
+
+def _arguments_text(call: dict[str, Any], info: dict[str, Any]) -> str:
+    """What the model sent for a recorded call: its sent fields and the dropped ones."""
+    return json.dumps({**(call.get("arguments") or {}), **(info.get("dropped_arguments") or {})})

@@ -23,10 +23,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from contract.errors import BadInput
+from contract.errors import BadInput, EnvironmentFailure
 from contract.untrusted import read_file
-from recorder.agents.episode_policies import EpisodePolicy, make_policy
-from contract.errors import EnvironmentFailure
+from recorder.agents.episode_policies import EpisodePolicy, action_of, make_policy
 from recorder.environments.aria import open_environment, server_lock
 from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
 from recorder.run_store import RunStore, make_identity
@@ -203,12 +202,13 @@ def _record(
         )
         index = len(run.steps) - 1
         while not run.done and index < limit:
-            action = policy.next_action(run.observation or {}, index)
-            if action is None:
+            decision = policy.decide(run.observation or {}, index)
+            if decision is None:
                 break
+            action = action_of(decision)
             outcome = _step(env, action, run, url)
             _check_continues(run, outcome, url)
-            policy.observe(run.add(action, outcome, policy.step_details()))
+            policy.observe(run.add(action, outcome, decision))
             index += 1
         state = env.state()
         if state.get("task_id", task_id) != task_id:

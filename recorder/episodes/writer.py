@@ -18,6 +18,7 @@ import orjson
 
 from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from recorder import run_format
+from recorder.agents.base import Decision
 from recorder.episodes.score import next_total, score_parts
 from recorder.run_store import RunStore, new_summary
 
@@ -156,18 +157,18 @@ class EpisodeRun:
         return self._append(step)
 
     def add(
-        self, action: dict[str, Any], outcome: StepOutcome, agent: dict[str, Any] | None = None
+        self, action: dict[str, Any], outcome: StepOutcome, agent: Decision | None = None
     ) -> dict[str, Any]:
         """An agent step for ``action`` (``{"action_type": ..., other fields}``) and its outcome.
 
         The tool call is ``action_type`` with the other fields as arguments; the observation
         content is the observation JSON (or the error text); ``extra.env`` holds ``reward``,
         ``total`` (running, clamped), ``done``, ``info``, ``observation`` and, on a failed
-        action, ``error``; ``extra.transport`` the exchange. ``agent`` (a model's step:
-        :meth:`~recorder.agents.episode_policies.EpisodePolicy.step_details`) adds ``llm``,
-        ``message``, ``reasoning``, ``metrics``, ``model`` and more ``extra`` keys.
+        action, ``error``; ``extra.transport`` the exchange. ``agent`` (the policy's Decision
+        for the action) adds ``llm``, ``message``, ``reasoning``, ``metrics``, ``model`` and
+        more ``extra`` keys.
         """
-        agent = agent or {}
+        agent = agent or Decision(str(action["action_type"]), {})
         arguments = {key: value for key, value in action.items() if key != "action_type"}
         if outcome.error is not None:
             reward, content = 0.0, error_text(outcome.error)
@@ -191,12 +192,12 @@ class EpisodeRun:
             str(action["action_type"]),
             arguments,
             content,
-            agent.get("message") or "",
-            {**(agent.get("extra") or {}), "env": env, "transport": outcome.transport},
-            llm=bool(agent.get("llm")),
-            reasoning=agent.get("reasoning"),
-            metrics=agent.get("metrics"),
-            model=agent.get("model"),
+            agent.message or "",
+            {**(agent.extra or {}), "env": env, "transport": outcome.transport},
+            llm=bool(agent.llm),
+            reasoning=agent.reasoning,
+            metrics=agent.metrics,
+            model=agent.model,
         )
         self._note_latency(outcome.transport)
         return self._append(step)
