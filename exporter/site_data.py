@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import alertforge
+from contract.version import __version__
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
 
 SITE_DATA_VERSION = 1
-GENERATED_BY = f"alertforge {alertforge.__version__} exporter"
+GENERATED_BY = f"alertforge {__version__} exporter"
 
 
 def task_document(task: TaskInfo) -> dict[str, Any]:

@@ -1,11 +1,19 @@
-"""Policy names to agents: the scripted reference policies and the model-backed ``llm`` agent."""
+"""Policy names to agents: the scripted reference policies and the model-backed ``llm`` agent
+for alerting tasks, and the ``scripted``, ``random`` and ``llm`` policies for action episodes."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from contract.errors import BadInput
 from recorder.agents.base import Agent, ScriptedAgent
+from recorder.agents.episode_policies import (
+    EpisodePolicy,
+    RandomPolicy,
+    ScriptedPolicy,
+    read_actions,
+)
 from recorder.reference.policies import POLICIES, adversary
 
 INTERACTIVE = ("llm",)
@@ -30,3 +38,33 @@ def make_agent(name: str, task_dir: Path, seed: int, options: dict | None = None
         return make_llm_agent(task_dir, seed, options or {})
     known = ", ".join([*POLICIES, "adversary:<kind>", *INTERACTIVE])
     raise BadInput(name, f"unknown policy; known: {known}")
+
+
+def make_episode_policy(
+    name: str,
+    seed: int | None,
+    actions_file: str | Path | None = None,
+    options: dict[str, Any] | None = None,
+) -> EpisodePolicy:
+    """The policy ``name``: ``scripted`` (needs ``actions_file``), ``random`` or ``llm``.
+
+    ``options`` (``llm``): the endpoint settings of :func:`recorder.agents.llm_endpoint.settings_from`
+    and ``max_steps``, the policy's action limit.
+
+    Raises:
+        BadInput: unknown name, ``scripted`` without an actions file, a bad actions file, or
+            ``llm`` without an endpoint, model or key.
+    """
+    if name == "llm":
+        from recorder.agents.llm_endpoint import settings_from
+        from recorder.agents.llm_episode import LLMEpisodePolicy
+
+        options = options or {}
+        return LLMEpisodePolicy(settings_from(options), seed, max_actions=options.get("max_steps"))
+    if name == "scripted":
+        if actions_file is None:
+            raise BadInput("scripted", "the scripted policy needs --actions FILE.yaml")
+        return ScriptedPolicy(read_actions(actions_file), label=f"scripted-{Path(actions_file).stem}")
+    if name == "random":
+        return RandomPolicy(seed)
+    raise BadInput(name, "unknown episode policy; known: scripted, random, llm")

@@ -207,35 +207,3 @@ class RandomPolicy(EpisodePolicy):
         elif action_type == "failover":
             action["target_region"] = "us-west-2"
         return action_decision(action)
-
-
-def make_policy(
-    name: str,
-    seed: int | None,
-    actions_file: str | Path | None = None,
-    options: dict[str, Any] | None = None,
-) -> EpisodePolicy:
-    """The policy ``name``: ``scripted`` (needs ``actions_file``), ``random`` or ``llm``.
-
-    ``options`` (``llm``): the endpoint settings of :func:`recorder.agents.llm_endpoint.settings_from`
-    and ``max_steps``, the policy's action limit.
-
-    Raises:
-        BadInput: unknown name, ``scripted`` without an actions file, a bad actions file, or
-            ``llm`` without an endpoint, model or key.
-    """
-    if name == "llm":
-        from recorder.agents.llm_endpoint import settings_from
-        from recorder.agents.llm_episode import LLMEpisodePolicy
-
-        options = options or {}
-        return LLMEpisodePolicy(settings_from(options), seed, max_actions=options.get("max_steps"))
-    if name == "scripted":
-        if actions_file is None:
-            raise BadInput("scripted", "the scripted policy needs --actions FILE.yaml")
-        return ScriptedPolicy(
-            read_actions(actions_file), label=f"scripted-{Path(actions_file).stem}"
-        )
-    if name == "random":
-        return RandomPolicy(seed)
-    raise BadInput(name, "unknown episode policy; known: scripted, random, llm")

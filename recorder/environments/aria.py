@@ -16,7 +16,7 @@ Semantics the adapters carry:
   a connection reset. :class:`HttpEnvironment` retries such a request once on a new
   connection and reports the error in ``transport["retried_after"]``.
 - A failed action (HTTP 4xx/5xx on ``/step``, or a WebSocket error message) is not an
-  exception: it comes back as a :class:`~recorder.episodes.writer.StepOutcome` with
+  exception: it comes back as a :class:`StepOutcome` with
   ``error`` set, to be recorded as the step's result.
 """
 
@@ -32,13 +32,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from contract.errors import BadInput, EnvironmentFailure
 from contract.untrusted import UnsafeInput, json_safe
-from recorder.episodes.writer import StepOutcome
 
 TIMEOUT_S = 30.0
 LOCK_WAIT_S = 900.0
@@ -78,6 +78,25 @@ def _read_answer(response, started: float, what: str, url: str) -> bytes:
             raise EnvironmentFailure(url, f"{what}: answer over {MAX_ANSWER_BYTES} bytes")
         if time.perf_counter() - started > ANSWER_SECONDS:
             raise EnvironmentFailure(url, f"{what}: the answer took over {ANSWER_SECONDS:g} s")
+
+
+@dataclass
+class StepOutcome:
+    """What the environment answered to one action.
+
+    ``observation``/``reward``/``done``/``info`` are the step result as the server sent it
+    (``observation`` and ``reward`` are None when the server failed the action). ``error`` is
+    ``{"status": int | None, "message": str}`` when it did (HTTP 5xx/4xx, or a WebSocket
+    ``{"type": "error"}``); the environment did not advance then. ``transport`` is what the
+    run keeps about the exchange: ``{kind: "http"|"ws", status, latency_ms, retried_after}``.
+    """
+
+    observation: dict[str, Any] | None
+    reward: float | None
+    done: bool
+    info: dict[str, Any]
+    error: dict[str, Any] | None = None
+    transport: dict[str, Any] = field(default_factory=dict)
 
 
 def _parse(url: str) -> tuple[str, str, int, str]:

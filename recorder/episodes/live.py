@@ -25,9 +25,10 @@ from typing import Any
 
 from contract.errors import BadInput, EnvironmentFailure
 from contract.untrusted import read_file
-from recorder.agents.episode_policies import EpisodePolicy, action_of, make_policy
-from recorder.environments.aria import open_environment, server_lock
-from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
+from recorder.agents.episode_policies import EpisodePolicy, action_of
+from recorder.environments.aria import StepOutcome, open_environment, server_lock
+from recorder.episodes.writer import EpisodeRun, episode_run_id
+from recorder.policies import make_episode_policy
 from recorder.run_store import RunStore, make_identity
 
 DEFAULT_ACTION_LIMIT = 60
@@ -115,7 +116,7 @@ def record_episode(
     (its ``label``, else ``name``, goes into the run id). ``transport`` is ``http`` (one
     episode at a time per server) or ``ws`` (one environment
     per connection; parallel recordings are fine). ``actions_file`` is the scripted policy's
-    YAML; ``options`` the ``llm`` policy's (see :func:`~recorder.agents.episode_policies.make_policy`).
+    YAML; ``options`` the ``llm`` policy's (see :func:`~recorder.policies.make_episode_policy`).
     At most ``action_limit`` actions are sent (default: twice the task's ``max_steps``,
     as failed actions do not count against the environment's budget). A complete run of the
     same id is returned as it is unless ``resume`` is False (then it is recorded anew).
@@ -130,7 +131,7 @@ def record_episode(
     chosen = (
         policy
         if isinstance(policy, EpisodePolicy)
-        else make_policy(policy, seed, actions_file, options)
+        else make_episode_policy(policy, seed, actions_file, options)
     )
     label = getattr(chosen, "label", chosen.name)
     store = RunStore(Path(out), episode_run_id(task_id, label, seed),

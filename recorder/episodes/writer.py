@@ -10,7 +10,6 @@ atomically, ``run.json`` last.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,31 +18,13 @@ import orjson
 from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from recorder import run_format
 from recorder.agents.base import Decision
+from recorder.environments.aria import StepOutcome
 from recorder.episodes.score import next_total, score_parts
 from recorder.run_store import RunStore, new_summary
 
 ENV_NAME = "aria"
 WORKFLOW = "aria"
 """run.json ``task.workflow`` of ARIA episodes: how the site tells environments apart."""
-
-
-@dataclass
-class StepOutcome:
-    """What the environment answered to one action.
-
-    ``observation``/``reward``/``done``/``info`` are the step result as the server sent it
-    (``observation`` and ``reward`` are None when the server failed the action). ``error`` is
-    ``{"status": int | None, "message": str}`` when it did (HTTP 5xx/4xx, or a WebSocket
-    ``{"type": "error"}``); the environment did not advance then. ``transport`` is what the
-    run keeps about the exchange: ``{kind: "http"|"ws", status, latency_ms, retried_after}``.
-    """
-
-    observation: dict[str, Any] | None
-    reward: float | None
-    done: bool
-    info: dict[str, Any]
-    error: dict[str, Any] | None = None
-    transport: dict[str, Any] = field(default_factory=dict)
 
 
 def observation_text(observation: dict[str, Any]) -> str:

@@ -27,7 +27,8 @@ import orjson
 from contract.errors import BadInput
 from contract.files import read_json
 from contract.paths import REPO_ROOT
-from recorder.episodes.writer import EpisodeRun, StepOutcome, episode_run_id
+from recorder.environments.aria import StepOutcome
+from recorder.episodes.writer import EpisodeRun, episode_run_id
 from recorder.run_store import RunStore, make_identity
 
 IMPORT_AGENT = "aria-transcript"
