@@ -147,7 +147,7 @@ def test_a_linked_space_file_in_the_site_is_refused_never_deleted(tmp_path):
 
 
 def test_a_catastrophic_sed_pattern_in_a_trial_is_lossy_not_a_hang(tmp_path):
-    from recorder.importers.edits import FileTracker
+    from recorder.importers.shell.tracker import FileTracker
 
     tracker = FileTracker({"rules/a.yml": "a" * 40 + "!\n"}, repo_known=True)
     started = time.monotonic()
@@ -157,7 +157,7 @@ def test_a_catastrophic_sed_pattern_in_a_trial_is_lossy_not_a_hang(tmp_path):
 
 
 def test_an_unterminated_heredoc_in_long_keystrokes_is_linear(tmp_path):
-    from recorder.importers.edits import FileTracker
+    from recorder.importers.shell.tracker import FileTracker
 
     tracker = FileTracker({}, repo_known=False)
     started = time.monotonic()

@@ -8,7 +8,7 @@ or a bare ATIF trajectory file may be given too)::
     <job>/<trial>/verifier/reward.json     {"reward": r, ...}   or   verifier/reward.txt: "r"
 
 and writes one run folder per readable trial (docs/formats.md, "Imported runs"). File
-edits are rebuilt from the tool calls (:mod:`recorder.importers.edits`) and, when the trial's task is
+edits are rebuilt from the tool calls (:mod:`recorder.importers.shell`) and, when the trial's task is
 one under ``tasks/``, replayed onto the task's pristine repo and graded after every step
 that changed it. Each run is labelled ``exact``, ``approximate`` (the lossy steps named) or
 ``terminal-only`` (no trajectory: only Harbor's reward is known). A trial that cannot be
@@ -41,7 +41,8 @@ from contract.task_roots import task_fingerprint, task_id_of
 from contract.untrusted import REFUSED, Tree, UnsafeInput, checked_depth
 from recorder import run_format
 from recorder.environments.graded import grade_summary
-from recorder.importers.edits import FileTracker, prompt_cwd
+from recorder.importers.shell.files import DEFAULT_CWD
+from recorder.importers.shell.tracker import FileTracker, prompt_cwd
 from recorder.run_store import RunStore, make_identity, new_summary
 
 SUMMARY_FILE = "harbor-import.json"
@@ -667,8 +668,8 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
             steps[0].setdefault("extra", {})["grade"] = grade_summary(pristine, None)
             last_reward = pristine["reward"]
         repo_files = _pristine(task_dir) if task_dir else {}
-        tracker = FileTracker(repo_files, repo_known=bool(task_dir))
-        tracker.cwd = _starting_directory(steps) or tracker.cwd
+        tracker = FileTracker(repo_files, repo_known=bool(task_dir),
+                              cwd=_starting_directory(steps) or DEFAULT_CWD)
         edited_any = False
         for step in steps[1:] if trial.trajectory is None else steps:
             for call in step.get("tool_calls") or []:
