@@ -178,7 +178,8 @@ def test_a_catalog_series_that_expands_to_billions_is_refused(tmp_path):
 
 
 def test_many_sparse_trials_stop_at_the_import_read_budget(tmp_path, monkeypatch):
-    from recorder.importers import harbor_import
+    from recorder.importers.harbor import job_files
+    from recorder.importers.harbor.trials import read_trial
 
     job = tmp_path / "job"
     for index in range(6):
@@ -187,9 +188,9 @@ def test_many_sparse_trials_stop_at_the_import_read_budget(tmp_path, monkeypatch
         (trial / "result.json").write_text("{}")
         with open(trial / "agent" / "trajectory.json", "wb") as handle:
             handle.truncate(3 * 1024 * 1024)
-    monkeypatch.setattr(harbor_import, "IMPORT_BUDGET", 8 * 1024 * 1024)
-    budget = harbor_import.ReadBudget(left=8 * 1024 * 1024)
-    problems = [harbor_import.read_trial(p, "job", job, budget).trajectory_problem
+    monkeypatch.setattr(job_files, "IMPORT_BUDGET", 8 * 1024 * 1024)
+    budget = job_files.ReadBudget(left=8 * 1024 * 1024)
+    problems = [read_trial(p, "job", job, budget).trajectory_problem
                 for p in sorted(job.iterdir())]
     assert any("in all" in (p or "") or "already read" in (p or "") for p in problems)
 
