@@ -14,7 +14,7 @@ from contract.paths import TASKS_DIR, task_dirs
 from contract.schemas import SCHEMAS, schema_files
 from exporter.export import export_site
 from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
-from recorder.importers.harbor_import import import_harbor
+from recorder.importers.harbor.importer import import_harbor
 from recorder.record import record_run
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "docs" / "schemas"

@@ -8,7 +8,7 @@ from conftest import find_run, readable
 
 from contract.files import read_json
 from exporter.export import export_site
-from recorder.importers.harbor_import import import_harbor
+from recorder.importers.harbor.importer import import_harbor
 
 REAL = Path(__file__).parent / "fixtures" / "atif-real"
 

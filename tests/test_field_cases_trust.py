@@ -19,7 +19,7 @@ from contract.text import cut_chars, split_chars, utf8_prefix
 from exporter.export import export_site
 from exporter.long_text import PART_CHARS, externalize_long_texts
 from exporter.single_file import inline_data
-from recorder.importers.harbor_import import import_harbor
+from recorder.importers.harbor.importer import import_harbor
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 PARALLEL = CASES / "parallel-tool-results" / "parallel.trajectory.json"

@@ -15,8 +15,8 @@ from conftest import find_run
 from contract.files import read_json
 from contract.paths import TASKS_DIR
 from exporter.run_folders import read_run_folder
-from recorder.importers.edits import FileTracker
-from recorder.importers.harbor_import import SUMMARY_FILE, import_harbor
+from recorder.importers.harbor.importer import SUMMARY_FILE, import_harbor
+from recorder.importers.shell.tracker import FileTracker
 
 FIXTURES = Path(__file__).parent / "fixtures"
 JOB = FIXTURES / "harbor-job" / "2026-11-29__09-00-00"

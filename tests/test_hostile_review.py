@@ -147,7 +147,7 @@ def test_a_linked_space_file_in_the_site_is_refused_never_deleted(tmp_path):
 
 
 def test_a_catastrophic_sed_pattern_in_a_trial_is_lossy_not_a_hang(tmp_path):
-    from recorder.importers.edits import FileTracker
+    from recorder.importers.shell.tracker import FileTracker
 
     tracker = FileTracker({"rules/a.yml": "a" * 40 + "!\n"}, repo_known=True)
     started = time.monotonic()
@@ -157,7 +157,7 @@ def test_a_catastrophic_sed_pattern_in_a_trial_is_lossy_not_a_hang(tmp_path):
 
 
 def test_an_unterminated_heredoc_in_long_keystrokes_is_linear(tmp_path):
-    from recorder.importers.edits import FileTracker
+    from recorder.importers.shell.tracker import FileTracker
 
     tracker = FileTracker({}, repo_known=False)
     started = time.monotonic()
@@ -178,7 +178,8 @@ def test_a_catalog_series_that_expands_to_billions_is_refused(tmp_path):
 
 
 def test_many_sparse_trials_stop_at_the_import_read_budget(tmp_path, monkeypatch):
-    from recorder.importers import harbor_import
+    from recorder.importers.harbor import job_files
+    from recorder.importers.harbor.trials import read_trial
 
     job = tmp_path / "job"
     for index in range(6):
@@ -187,9 +188,9 @@ def test_many_sparse_trials_stop_at_the_import_read_budget(tmp_path, monkeypatch
         (trial / "result.json").write_text("{}")
         with open(trial / "agent" / "trajectory.json", "wb") as handle:
             handle.truncate(3 * 1024 * 1024)
-    monkeypatch.setattr(harbor_import, "IMPORT_BUDGET", 8 * 1024 * 1024)
-    budget = harbor_import.ReadBudget(left=8 * 1024 * 1024)
-    problems = [harbor_import.read_trial(p, "job", job, budget).trajectory_problem
+    monkeypatch.setattr(job_files, "IMPORT_BUDGET", 8 * 1024 * 1024)
+    budget = job_files.ReadBudget(left=8 * 1024 * 1024)
+    problems = [read_trial(p, "job", job, budget).trajectory_problem
                 for p in sorted(job.iterdir())]
     assert any("in all" in (p or "") or "already read" in (p or "") for p in problems)
 

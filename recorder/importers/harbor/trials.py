@@ -1,0 +1,248 @@
+"""Harbor trials found and read: job, trial and trajectory paths into :class:`Trial` records.
+
+A trial folder as Harbor writes it::
+
+    <job>/<trial>/result.json              Harbor TrialResult (task_name, agent_info, verifier_result, ...)
+    <job>/<trial>/agent/trajectory.json    ATIF v1.0-1.8 (continued_trajectory_ref followed)
+    <job>/<trial>/verifier/reward.json     {"reward": r, ...}   or   verifier/reward.txt: "r"
+
+Every read goes through :class:`~recorder.importers.harbor.job_files.JobFiles`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from contract.errors import BadInput
+from contract.untrusted import REFUSED, Tree, UnsafeInput, checked_depth
+from recorder.importers.harbor.job_files import JobFiles, ReadBudget
+
+
+@dataclass
+class Trial:
+    """One Harbor trial as read from disk; every ``*_problem`` says why a part is unusable."""
+
+    path: Path
+    job: str
+    name: str
+    result: dict | None = None
+    result_problem: str | None = None
+    trajectory: dict | None = None
+    trajectory_path: Path | None = None
+    trajectory_problem: str | None = None
+    rewards: dict | None = None
+    reward_source: str | None = None
+    fingerprint: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def readable(self) -> bool:
+        """Whether any part of the trial could be read (else it is listed as skipped)."""
+        return self.result is not None or self.trajectory is not None or self.rewards is not None
+
+
+def _is_trial_folder(path: Path) -> bool:
+    tree = Tree(path)
+    return any(tree.kind(name) not in ("missing", "symlink") for name in ("result.json", "agent", "verifier"))
+
+
+def _subfolders(path: Path) -> tuple[list[Path], list[dict]]:
+    """Sub-folders of ``path`` (no links) and the links there, listed as skipped."""
+    folders, skipped = [], []
+    for name, kind in Tree(path).entries():
+        if kind == "dir":
+            folders.append(path / name)
+        elif kind == "symlink":
+            skipped.append({"path": str(path / name), "reason": "is a symbolic link; a job is read "
+                            "without following links"})
+    return folders, skipped
+
+
+def find_trials(paths: list[Path]) -> tuple[list[tuple[Path, str, Path]], list[dict]]:
+    """``([(trial folder or trajectory file, job name, root)], [skipped {path, reason}])``;
+    ``root`` is the folder the user named, which every read of that trial stays inside.
+
+    A path is a job folder (its sub-folders are trials), a trial folder (it holds
+    result.json, agent/ or verifier/) or an ATIF trajectory file.
+
+    Raises:
+        BadInput: a path does not exist, or a folder holds no trial at all.
+    """
+    found, skipped = [], []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise BadInput(path, "not found (expected a Harbor job folder, trial folder or "
+                           "trajectory file)")
+        if path.is_file():
+            found.append((path, "atif", path.parent))
+            continue
+        subfolders, links = _subfolders(path)
+        if _is_trial_folder(path) and not any(_is_trial_folder(p) for p in subfolders):
+            found.append((path, path.parent.name, path))
+            continue
+        skipped += links
+        trials = [p for p in subfolders if _is_trial_folder(p)
+                  and not any(_is_trial_folder(q) for q in _subfolders(p)[0])]
+        jobs = [p for p in subfolders if p not in trials
+                and any(_is_trial_folder(q) for q in _subfolders(p)[0])]
+        if jobs and not trials:  # a folder of job folders: import every job in it
+            more, more_skipped = find_trials(jobs)
+            found += [(trial, job, path) for trial, job, _ in more]
+            skipped += more_skipped
+            continue
+        if not trials:
+            raise BadInput(path, "no trial folders here (none holds result.json, agent/ or "
+                           "verifier/)")
+        found += [(p, path.name, path) for p in trials]
+        skipped += [{"path": str(p), "reason": "not a trial folder (no result.json, agent/ or "
+                     "verifier/)"} for p in subfolders if p not in trials]
+    return found, skipped
+
+
+def _read_rewards(files: JobFiles, result: dict | None) -> tuple[dict | None, str | None, str | None]:
+    """(rewards, where they came from, problem) from result.json or verifier/reward.*."""
+    verifier = (result or {}).get("verifier_result") if isinstance(result, dict) else None
+    if isinstance(verifier, dict) and isinstance(verifier.get("rewards"), dict):
+        return dict(verifier["rewards"]), "result.json verifier_result.rewards", None
+    problem = None
+    if files.kind("verifier/reward.json") != "missing":
+        value, problem = files.load_json("verifier/reward.json")
+        if isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
+            return value, "verifier/reward.json", None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return {"reward": value}, "verifier/reward.json", None
+        problem = problem or "verifier/reward.json is not an object of numbers"
+    if files.kind("verifier/reward.txt") != "missing":
+        try:
+            text = files.read_text("verifier/reward.txt").strip()
+        except UnsafeInput as err:
+            return None, None, f"verifier/reward.txt: {err.problem}"
+        try:
+            return {"reward": float(text)}, "verifier/reward.txt", None
+        except ValueError:
+            problem = f"verifier/reward.txt is not a number: {text[:40]!r}"
+    return None, None, problem
+
+
+def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | None]:
+    """An ATIF document, with continuation files (``continued_trajectory_ref``) appended.
+
+    A reference is joined to the referring file's folder and read only when it stays inside
+    the folder the user named (no ``..`` out of it, no absolute path, no link); one that does
+    not is noted in the document's ``extra.import_notes`` and not followed.
+    """
+    doc, problem = files.load_json(name)
+    if problem:
+        return None, problem
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+        return None, f"{name} is not an ATIF trajectory (no steps list)"
+    seen = {files.rel(name)}
+    current, current_name, notes = doc, name, []
+    while isinstance(current.get("continued_trajectory_ref"), str):
+        ref = current["continued_trajectory_ref"]
+        joined = _join_inside(files.rel(current_name), ref)
+        if joined is None:
+            notes.append(f"continued_trajectory_ref {ref!r} leaves the job folder: not followed")
+            break
+        if joined in seen or files.tree.kind(joined) != "file":
+            if joined not in seen:
+                notes.append(f"continued_trajectory_ref {ref!r}: {files.tree.kind(joined)}, not followed")
+            break
+        seen.add(joined)
+        try:
+            current = checked_depth(orjson.loads(files.read_at(joined, ref)), ref)
+        except UnsafeInput as err:
+            notes.append(f"continued_trajectory_ref {ref!r}: {err.problem}")
+            break
+        except orjson.JSONDecodeError:
+            notes.append(f"continued_trajectory_ref {ref!r} is not valid JSON: not followed")
+            break
+        if not isinstance(current, dict) or not isinstance(current.get("steps"), list):
+            break
+        current_name = joined[len(files.prefix) + 1:] if files.prefix else joined
+        doc = dict(doc, steps=doc["steps"] + current["steps"])
+    if notes:
+        doc = dict(doc, _import_notes=notes)
+    return doc, None
+
+
+def _join_inside(referrer: str, ref: str) -> str | None:
+    """``ref`` joined to the folder of ``referrer`` (both relative to the root), or None when
+    the result would leave the root or ``ref`` is absolute."""
+    if ref.startswith("/") or "\0" in ref:
+        return None
+    parts = referrer.split("/")[:-1]
+    for part in ref.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts) or None
+
+
+def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudget | None = None) -> Trial:
+    """Everything readable about one trial (a folder, or a bare ATIF file), read inside
+    ``root`` (the folder the user named; default the trial folder itself)."""
+    if path.is_file():
+        trial = Trial(path=path, job=job,
+                      name=path.name.removesuffix(".json").removesuffix(".trajectory"))
+        files = JobFiles(path.parent, path.parent, budget)
+        trial.trajectory, trial.trajectory_problem = _read_trajectory(files, path.name)
+        trial.trajectory_path = path
+        try:
+            trial.fingerprint = hashlib.sha256(files.read_bytes(path.name)).hexdigest()
+        except UnsafeInput:
+            trial.fingerprint = ""
+        return trial
+    files = JobFiles(root or path, path, budget)
+    trial = Trial(path=path, job=job, name=path.name)
+    result, trial.result_problem = files.load_json("result.json")
+    if result is not None and not isinstance(result, dict):
+        result, trial.result_problem = None, "result.json is not an object"
+    trial.result = result
+    if isinstance(result, dict) and isinstance(result.get("trial_name"), str):
+        trial.name = result["trial_name"]
+    agent_files = [name for name, kind in files.names("agent") if kind == "file"]
+    candidates = (["trajectory.json"] if "trajectory.json" in agent_files else []) + sorted(
+        n for n in agent_files if n.endswith(".json") and "trajectory" in n and n != "trajectory.json")
+    if candidates:
+        trial.trajectory_path = path / "agent" / candidates[0]
+        trial.trajectory, trial.trajectory_problem = _read_trajectory(files, f"agent/{candidates[0]}")
+        if isinstance(trial.trajectory, dict) and trial.trajectory.get("_import_notes"):
+            trial.notes += trial.trajectory.pop("_import_notes")
+    else:
+        trial.trajectory_problem = "agent/trajectory.json not found"
+        if files.kind("agent/trajectory.json") not in ("missing", "file"):
+            trial.trajectory_problem = (f"agent/trajectory.json {REFUSED.get(files.kind('agent/trajectory.json'), 'cannot be read')}")
+    trial.rewards, trial.reward_source, reward_problem = _read_rewards(files, result)
+    if reward_problem:
+        trial.notes.append(reward_problem)
+    digest = hashlib.sha256()
+    for name in ("result.json", f"agent/{candidates[0]}" if candidates else None,
+                 "verifier/reward.json", "verifier/reward.txt"):
+        if name is not None and files.kind(name) == "file":
+            try:
+                digest.update(name.rsplit("/", 1)[-1].encode() + b"\0" + files.read_bytes(name))
+            except UnsafeInput:
+                continue
+    trial.fingerprint = digest.hexdigest()
+    return trial
+
+
+def harbor_reward(rewards: dict | None) -> float | None:
+    """The headline reward: ``rewards["reward"]``, or the only value there is."""
+    if not rewards:
+        return None
+    if isinstance(rewards.get("reward"), (int, float)):
+        return float(rewards["reward"])
+    values = [v for v in rewards.values() if isinstance(v, (int, float))]
+    return float(values[0]) if len(values) == 1 else None
