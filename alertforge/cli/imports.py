@@ -40,7 +40,7 @@ def add_import_harbor(sub) -> None:
 
 def import_harbor_command(args: argparse.Namespace) -> int:
     """Import the trials; print a line per run and, on stderr, what was lossy or skipped."""
-    from recorder.importers.harbor_import import SUMMARY_FILE, import_harbor
+    from recorder.importers.harbor.importer import SUMMARY_FILE, import_harbor
 
     out = Path(args.out)
     summary = import_harbor([Path(p) for p in args.jobs], out,
