@@ -13,7 +13,7 @@ from contract.files import dump_json
 from contract.paths import SITE_DIR
 from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from contract.task_roots import TaskIndex
-from exporter.gallery import build_gallery
+from exporter.gallery_checks import build_check_gallery
 from exporter.gallery_episodes import build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
 from exporter.redact import Redactor, redact_id
@@ -164,7 +164,7 @@ def build_site_files(
     for relative, data in files.items():
         if len(data) > MAX_FILE_BYTES:
             raise BadInput(Path(relative), f"would be {len(data)} bytes (limit {MAX_FILE_BYTES})")
-    gallery = build_gallery(graded_runs)
+    gallery = build_check_gallery(graded_runs)
     gallery["penalties"] = build_penalty_gallery([document for document, _, _ in graded_runs])
     files.update(render_pages(site_dir / "templates", index, gallery))
     files.update(_static_files(site_dir / "static"))

@@ -80,7 +80,7 @@ def render_pages(
 
     index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
     (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
-    from data/ at view time. With ``gallery`` (:func:`exporter.gallery.build_gallery`), also
+    from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
     ``gallery/index.html`` and one ``gallery/<axis>-<slug>.html`` per family and kind, and per
     penalty kind of episode runs (``gallery["penalties"]``,
     :func:`exporter.gallery_episodes.build_penalty_gallery`); those pages get ``root = "../"``
@@ -105,14 +105,9 @@ def render_pages(
         environment, templates_dir, "gallery_index.html",
         index=index, page="gallery/index.html", root="../", gallery=gallery,
     )
-    for gallery_page in [*gallery["families"], *gallery["kinds"]]:
+    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("penalties") or [])]:
         pages[gallery_page["file"]] = _render(
             environment, templates_dir, "gallery_page.html",
-            index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,
-        )
-    for gallery_page in gallery.get("penalties") or []:
-        pages[gallery_page["file"]] = _render(
-            environment, templates_dir, "gallery_penalty.html",
             index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,
         )
     return pages
