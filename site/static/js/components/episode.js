@@ -23,8 +23,8 @@
 //
 // Every string from a run goes in as text (dom.js), never as HTML.
 
-import { byId, clear, el, fill, svg } from "./dom.js";
-import { formatDelta, formatReward } from "./format.js";
+import { byId, clear, el, fill, svg } from "../lib/dom.js";
+import { formatDelta, formatReward } from "../lib/format.js";
 
 const COLUMNS = [
   ["status", "Status"],

@@ -1,6 +1,6 @@
 // The checks panel: the task's catalog grouped by requirement, each check's state at a step.
 
-import { el, clear, fill } from "./dom.js";
+import { el, clear, fill } from "../lib/dom.js";
 
 const STATES = { 1: "pass", 0: "fail", "-": "na" };
 const MARKS = { pass: "\u2713", fail: "\u2717", na: "\u2013" };

@@ -7,8 +7,8 @@
 //   rect.phase[data-service][data-start][data-end][data-own="1"|"0"] outage windows
 //   g.eval-mark[data-check-id][data-min][data-state=pass|fail|na|none][data-selected="1"|"0"]
 
-import { svg, el, clear } from "./dom.js";
-import { stateAt } from "./data.js";
+import { svg, el, clear } from "../lib/dom.js";
+import { stateAt } from "../lib/data.js";
 
 const WIDTH = 640;
 const HEIGHT = 240;

@@ -5,8 +5,8 @@
 // each), #run-search-full (load the texts the exporter shortened, then search them whole);
 // timeline buttons of matching steps get the class "match".
 
-import { byId, el, fill, clear } from "./dom.js";
-import { loadTextParts } from "./data.js";
+import { byId, el, fill, clear } from "../lib/dom.js";
+import { loadTextParts } from "../lib/data.js";
 
 const MAX_RESULTS = 100;
 

@@ -1,7 +1,7 @@
 // The cumulative reward curve: inline SVG built with createElementNS, current step marked.
 
-import { svg, clear } from "./dom.js";
-import { formatDelta, formatReward, rewardTrend } from "./format.js";
+import { svg, clear } from "../lib/dom.js";
+import { formatDelta, formatReward, rewardTrend } from "../lib/format.js";
 
 const WIDTH = 1000;
 const HEIGHT = 170;
