@@ -157,6 +157,101 @@ def _known_services(observation: dict[str, Any] | None) -> set[str]:
     return names
 
 
+def _number(value: Any) -> int | float:
+    """A reward as recorded, 0 when it is not a number."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _dict_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+class _EpisodeWalk:
+    """What carries from step to step while :func:`episode_parts` walks an episode: the
+    observation in force and its step, the step each stale-prone field was last set at, and
+    whether a diagnosis was made (and credited) yet."""
+
+    def __init__(self) -> None:
+        self.shown: dict[str, Any] | None = None
+        self.shown_from: int | None = None
+        self.set_at: dict[str, int] = {}
+        self.diagnosed = False
+        self.credited = False
+
+    def stale_fields(self, observation: dict[str, Any] | None, n: int) -> dict[str, int | None]:
+        """``{field: step it was last set at, or None}`` for :data:`STALE_FIELDS` at step ``n``;
+        makes ``observation`` (when there is one) the one in force."""
+        stale: dict[str, int | None] = {name: None for name in STALE_FIELDS}
+        if observation is None:
+            return stale
+        for name in STALE_FIELDS:
+            value = observation.get(name)
+            if self.shown is None or value is None or value != self.shown.get(name):
+                self.set_at[name] = n
+            elif name in self.set_at and self.set_at[name] != n:
+                stale[name] = self.set_at[name]
+        self.shown, self.shown_from = observation, n
+        return stale
+
+    def penalties(self, action_type: str | None, reward: float, error: bool) -> list[str]:
+        """The penalty kinds of this step's action (:func:`penalty_kinds`); notes a diagnosis."""
+        if action_type is None:
+            return []
+        penalties = penalty_kinds(action_type, reward, error=error, diagnosed=self.diagnosed,
+                                  diagnosis_credited=self.credited)
+        if action_type == "diagnose" and not error:
+            self.diagnosed = True
+            self.credited = self.credited or reward > 0
+        return penalties
+
+
+def _observation_changes(previous: dict[str, Any] | None,
+                         observation: dict[str, Any] | None) -> dict[str, Any]:
+    """What changed from the observation in force before to this step's own (empty without one)."""
+    changed, new_services = service_changes(previous, observation)
+    alerts_before, alerts_after = set(_alert_ids(previous)), _alert_ids(observation)
+    fresh = observation is not None
+    return {
+        "changed": changed if fresh else {},
+        "new_services": new_services if fresh else [],
+        "alerts_new": [a for a in alerts_after if previous is not None and a not in alerts_before],
+        "alerts_cleared": sorted(alerts_before - set(alerts_after)) if fresh else [],
+        "evidence_new": (
+            max(0, _evidence_count(observation) - _evidence_count(previous))
+            if fresh and previous is not None
+            else 0
+        ),
+    }
+
+
+def _step_part(walk: _EpisodeWalk, n: int, step: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
+    """The ``env`` part of site step ``n`` (see :func:`episode_parts`); advances ``walk``."""
+    extra = step.get("extra") or {}
+    observation = _dict_or_none(env.get("observation"))
+    error = _dict_or_none(env.get("error"))
+    calls = step.get("tool_calls") or []
+    action_type = calls[0]["function_name"] if calls else None
+    target = ((calls[0].get("arguments") or {}) if calls else {}).get("service")
+    info = env.get("info") if isinstance(env.get("info"), dict) else {}
+    done = env.get("done") is True
+    previous = walk.shown
+    stale = walk.stale_fields(observation, n)
+    penalties = walk.penalties(action_type, _number(env.get("reward", 0)), error is not None)
+    return {
+        "observation": observation,
+        "shown_from": walk.shown_from,
+        "done": done,
+        "info": info,
+        "error": error,
+        "resolution": (info.get("resolution") or info.get("reason")) if done else None,
+        "acted_on": target if isinstance(target, str) and target in _known_services(walk.shown) else None,
+        "stale": stale,
+        **_observation_changes(previous, observation),
+        "penalties": penalties,
+        "transport": _dict_or_none(extra.get("transport")),
+    }
+
+
 def episode_parts(trajectory_steps: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
     """The ``env`` part of every site step (None for a step without ``extra.env``).
 
@@ -165,82 +260,11 @@ def episode_parts(trajectory_steps: list[dict[str, Any]]) -> list[dict[str, Any]
     transport}``; see the module docstring for what each means. ``shown_from`` is the step
     ``n`` whose observation is the current one (``n`` itself unless this step has none).
     """
+    walk = _EpisodeWalk()
     parts: list[dict[str, Any] | None] = []
-    shown: dict[str, Any] | None = None
-    shown_from: int | None = None
-    set_at: dict[str, int] = {}
-    diagnosed = credited = False
     for n, step in enumerate(trajectory_steps):
-        extra = step.get("extra") or {}
-        env = extra.get("env")
-        if not isinstance(env, dict):
-            parts.append(None)
-            continue
-        observation = env.get("observation") if isinstance(env.get("observation"), dict) else None
-        error = env.get("error") if isinstance(env.get("error"), dict) else None
-        calls = step.get("tool_calls") or []
-        action_type = calls[0]["function_name"] if calls else None
-        arguments = (calls[0].get("arguments") or {}) if calls else {}
-        reward = env.get("reward", 0)
-        reward = reward if isinstance(reward, (int, float)) and not isinstance(reward, bool) else 0
-        previous = shown
-        stale: dict[str, int | None] = {name: None for name in STALE_FIELDS}
-        if observation is not None:
-            for name in STALE_FIELDS:
-                value = observation.get(name)
-                if previous is None or value is None or value != previous.get(name):
-                    set_at[name] = n
-                elif name in set_at and set_at[name] != n:
-                    stale[name] = set_at[name]
-            shown, shown_from = observation, n
-        changed, new_services = service_changes(previous, observation)
-        alerts_before, alerts_after = set(_alert_ids(previous)), _alert_ids(observation)
-        target = arguments.get("service")
-        info = env.get("info") if isinstance(env.get("info"), dict) else {}
-        done = env.get("done") is True
-        penalties: list[str] = []
-        if action_type is not None:
-            penalties = penalty_kinds(
-                action_type,
-                reward,
-                error=error is not None,
-                diagnosed=diagnosed,
-                diagnosis_credited=credited,
-            )
-            if action_type == "diagnose" and error is None:
-                diagnosed = True
-                credited = credited or reward > 0
-        parts.append(
-            {
-                "observation": observation,
-                "shown_from": shown_from,
-                "done": done,
-                "info": info,
-                "error": error,
-                "resolution": (info.get("resolution") or info.get("reason")) if done else None,
-                "acted_on": target
-                if isinstance(target, str) and target in _known_services(shown)
-                else None,
-                "stale": stale,
-                "changed": changed if observation is not None else {},
-                "new_services": new_services if observation is not None else [],
-                "alerts_new": [
-                    a for a in alerts_after if previous is not None and a not in alerts_before
-                ],
-                "alerts_cleared": sorted(alerts_before - set(alerts_after))
-                if observation is not None
-                else [],
-                "evidence_new": (
-                    max(0, _evidence_count(observation) - _evidence_count(previous))
-                    if observation is not None and previous is not None
-                    else 0
-                ),
-                "penalties": penalties,
-                "transport": extra.get("transport")
-                if isinstance(extra.get("transport"), dict)
-                else None,
-            }
-        )
+        env = (step.get("extra") or {}).get("env")
+        parts.append(_step_part(walk, n, step, env) if isinstance(env, dict) else None)
     return parts
 
 

@@ -13,12 +13,12 @@ from contract.files import dump_json
 from contract.paths import SITE_DIR
 from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from contract.task_roots import TaskIndex
-from exporter.gallery import build_gallery
+from exporter.gallery_checks import build_check_gallery
 from exporter.gallery_episodes import build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
 from exporter.redact import Redactor, redact_id
 from exporter.render import render_pages
-from exporter.run_folders import read_runs
+from exporter.run_folders import RunFolder, read_runs
 from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
     GENERATED_BY,
@@ -100,59 +100,97 @@ def build_site_files(
     index = task_index if task_index is not None else TaskIndex()
     tasks: dict[str, TaskInfo] = {}
     files: dict[str, bytes] = {}
-    summaries = []
+    summaries: list[dict[str, Any]] = []
     graded_runs = []
     search = SearchIndex()
     read_cache: dict[Path, TaskInfo] = {}
-    redacted_tasks: dict[int, TaskInfo] = {}
-    renamed: dict[str, str] = {}
+    renaming = _Renaming(redactor) if redactor is not None else None
     redacted_runs: list = []
     for number, run in enumerate(runs):
         task = read_task(run, index, read_cache)
-        if redactor is not None:
-            run_id = redact_id(redactor, run.run_id)
-            task_id = redact_id(redactor, run.run["task"]["id"])
-            for old, new in ((run.run_id, run_id), (run.run["task"]["id"], task_id)):
-                if old != new:
-                    renamed[old] = new
-            run = redactor.dataclass_fields(run, ("run", "trajectory"))
-            run.run["run_id"], run.run["task"]["id"] = run_id, task_id
-            if id(task) not in redacted_tasks:
-                redacted_tasks[id(task)] = redactor.dataclass_fields(dataclasses.replace(
-                    task, id=task_id, pristine={redactor.path(rel): redactor.text(text)
-                                                for rel, text in task.pristine.items()}),
-                    TASK_TEXT_FIELDS)
-            task = redacted_tasks[id(task)]
+        if renaming is not None:
+            run, task = renaming.redacted(run, task)
         known = tasks.get(task.id)
         if known is None or (task.from_folder and not known.from_folder):
             tasks[task.id] = task
         redacted_runs.append(run)
         steps = build_steps(run, task)
         search.add_run(number, steps)
-        stored_steps, text_files = externalize_long_texts(run.run_id, delta_failed(steps))
-        document = _checked(RunDocument, run_document(run, stored_steps))
-        data = _json_bytes(document)
-        if len(data) > MAX_FILE_BYTES:
-            raise BadInput(
-                run.path / "trajectory.json",
-                f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})",
-            )
-        files[f"data/runs/{run.run_id}.json"] = data
-        files[f"data/run-heads/{run.run_id}.json"] = _json_bytes(
-            _checked(RunHead, run_head_document(document)))
-        files.update(text_files)
+        document = _add_run_files(files, run, steps)
         summary = run_summary(document, task)
         agent = run.run.get("agent")
         summary["agent"] = agent.get("name") if isinstance(agent, dict) else None
         summaries.append(summary)
         graded_runs.append(({**document, "steps": steps}, task, steps))
+    site_index = _add_index_files(files, tasks, summaries, redacted_runs, search)
+    _check_sizes(files)
+    gallery = build_check_gallery(graded_runs)
+    gallery["penalties"] = build_penalty_gallery([document for document, _, _ in graded_runs])
+    files.update(render_pages(site_dir / "templates", site_index, gallery))
+    files.update(_static_files(site_dir / "static"))
+    renamed = renaming.renamed.values() if renaming is not None else ()
+    return SiteFiles(files, len(runs), len(tasks), sorted(renamed))
+
+
+class _Renaming:
+    """A redactor applied to runs and their tasks: each task masked once, renamed ids noted."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self.renamed: dict[str, str] = {}
+        self._tasks: dict[int, TaskInfo] = {}
+
+    def redacted(self, run: RunFolder, task: TaskInfo) -> tuple[RunFolder, TaskInfo]:
+        """``run`` and ``task`` with every string masked; ids holding a secret renamed
+        (:func:`exporter.redact.redact_id`), the same task object masked only once."""
+        redactor = self.redactor
+        run_id = redact_id(redactor, run.run_id)
+        task_id = redact_id(redactor, run.run["task"]["id"])
+        for old, new in ((run.run_id, run_id), (run.run["task"]["id"], task_id)):
+            if old != new:
+                self.renamed[old] = new
+        run = redactor.dataclass_fields(run, ("run", "trajectory"))
+        run.run["run_id"], run.run["task"]["id"] = run_id, task_id
+        if id(task) not in self._tasks:
+            self._tasks[id(task)] = redactor.dataclass_fields(dataclasses.replace(
+                task, id=task_id, pristine={redactor.path(rel): redactor.text(text)
+                                            for rel, text in task.pristine.items()}),
+                TASK_TEXT_FIELDS)
+        return run, self._tasks[id(task)]
+
+
+def _add_run_files(files: dict[str, bytes], run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Add a run's data file, its head and its long texts to ``files``; return its run document.
+
+    Raises:
+        BadInput: the run's data file would be over :data:`MAX_FILE_BYTES` (names its trajectory.json).
+    """
+    stored_steps, text_files = externalize_long_texts(run.run_id, delta_failed(steps))
+    document = _checked(RunDocument, run_document(run, stored_steps))
+    data = _json_bytes(document)
+    if len(data) > MAX_FILE_BYTES:
+        raise BadInput(
+            run.path / "trajectory.json",
+            f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})",
+        )
+    files[f"data/runs/{run.run_id}.json"] = data
+    files[f"data/run-heads/{run.run_id}.json"] = _json_bytes(
+        _checked(RunHead, run_head_document(document)))
+    files.update(text_files)
+    return document
+
+
+def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], summaries: list[dict[str, Any]],
+                     runs: list[RunFolder], search: SearchIndex) -> dict[str, Any]:
+    """Add the task files, index.json, aliases, run list and search shards and home.json to
+    ``files``; return the index document (the pages are rendered from it)."""
     for task in tasks.values():
         files[f"data/tasks/{task.id}.json"] = _json_bytes(_checked(TaskDocument, task_document(task)))
         files[f"data/task-runs/{task.id}.json"] = _json_bytes(
             _checked(TaskRuns, task_runs_document(task, summaries)))
     index = _checked(SiteIndex, index_document(summaries, tasks))
     files["data/index.json"] = _json_bytes(index)
-    files["data/aliases.json"] = _json_bytes(aliases_document(redacted_runs, [s["run_id"] for s in summaries]))
+    files["data/aliases.json"] = _json_bytes(aliases_document(runs, [s["run_id"] for s in summaries]))
     run_shards = shard_rows(summaries)
     for number, shard in enumerate(run_shards):
         files[f"data/runs-index/{number}.json"] = _json_bytes(shard)
@@ -161,14 +199,14 @@ def build_site_files(
         files[f"data/search/{number}.json"] = _json_bytes(shard)
     files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
         summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
+    return index
+
+
+def _check_sizes(files: dict[str, bytes]) -> None:
+    """Raises BadInput naming the first data file over :data:`MAX_FILE_BYTES`."""
     for relative, data in files.items():
         if len(data) > MAX_FILE_BYTES:
             raise BadInput(Path(relative), f"would be {len(data)} bytes (limit {MAX_FILE_BYTES})")
-    gallery = build_gallery(graded_runs)
-    gallery["penalties"] = build_penalty_gallery([document for document, _, _ in graded_runs])
-    files.update(render_pages(site_dir / "templates", index, gallery))
-    files.update(_static_files(site_dir / "static"))
-    return SiteFiles(files, len(runs), len(tasks), sorted(renamed.values()))
 
 
 def _check_output_folder(out_dir: Path, run_dirs: list[Path]) -> None:

@@ -1,26 +1,24 @@
-"""Failure galleries: failing checks across runs, by check family and by requirement kind.
+"""Failure galleries: failures of one kind across runs, grouped by detail, each linked to its step.
 
-The exporter renders them as static pages under ``gallery/`` (docs/formats.md "Failure
-gallery"). A run *fails* a check when the check's state at the run's last step is ``0``.
-Failures are grouped by their detail with numbers blanked (``got 0.0421`` and ``got 0.05``
-fall in one group), and each example links to the step where the check last turned red.
+One abstraction serves both kinds of run (docs/formats.md "Failure gallery"): a gallery page
+is a *failure kind* (a check family or a requirement kind of alerting runs,
+:mod:`exporter.gallery_checks`; a penalty kind of action episodes,
+:mod:`exporter.gallery_episodes`). Its failures are grouped by their detail with numbers
+blanked (``got 0.0421`` and ``got 0.05`` fall in one group), and each example links to
+``run.html?run=<run_id>&step=<n>``. The exporter renders the pages under ``gallery/`` with
+one page template, one group partial and one table partial; what differs between the kinds
+is the wording (:class:`GalleryAxis`) and each example's own line.
 """
 
 from __future__ import annotations
 
 import re
 import zlib
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.task_folder import TaskInfo
-
 EXAMPLES_PER_GROUP = 12
 """Examples listed under one detail group (the counts cover every failure)."""
-
-GENERAL_KIND = "general"
-"""The requirement kind of checks tied to no requirement (Syntax, Preservation, Tamper)."""
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _SPACE = re.compile(r"\s+")
@@ -39,24 +37,53 @@ def slug(name: str) -> str:
     return f"{text or 'x'}-{zlib.crc32(name.encode('utf-8')):08x}"
 
 
-def last_turned_red(states: list[str]) -> int | None:
-    """The step where a check last turned red (state ``0`` after a state that was not), or None
-    when it never passed: a check that was never ``1`` at any step never turned green.
+@dataclass(frozen=True)
+class GalleryAxis:
+    """How one axis of failure kinds is named on its pages and in the gallery index table.
 
-    ``states`` are the check's states at steps 0..n (``""`` when not graded yet).
+    ``source`` picks the example line and the summary sentence (``check`` or ``penalty``,
+    ``site/templates/_gallery_<source>_example.html`` and ``_gallery_<source>_summary.html``);
+    ``hit_field`` and ``count_field`` are the page's keys (and ``data-field`` names) for the
+    runs with at least one failure and for the failures counted; ``unit`` is the counted
+    failure, singular and plural; ``page_title`` formats the kind's name; ``detail_is_code``
+    shows a group's detail as code.
     """
-    if "1" not in states:
-        return None
-    turned = None
-    for n, state in enumerate(states):
-        if state == "0" and (n == 0 or states[n - 1] != "0"):
-            turned = n
-    return turned
+
+    name: str
+    source: str
+    heading: str
+    column: str
+    page_title: str
+    empty: str
+    detail_is_code: bool
+    hit_field: str
+    hit_label: str
+    with_label: str
+    count_field: str
+    count_label: str
+    unit: tuple[str, str]
+
+
+_CHECK_COLUMNS = {"source": "check", "hit_field": "runs_failing", "hit_label": "Runs failing",
+                  "with_label": "Runs with it", "count_field": "failures", "count_label": "Failures",
+                  "unit": ("failing check", "failing checks"),
+                  "page_title": "{} failures", "detail_is_code": False}
+FAMILY = GalleryAxis("family", heading="Check family", column="Family",
+                     empty="No run fails a check of this family.", **_CHECK_COLUMNS)
+KIND = GalleryAxis("kind", heading="Requirement kind", column="Kind",
+                   empty="No run fails a check of this kind.", **_CHECK_COLUMNS)
+PENALTY = GalleryAxis(
+    "penalty", source="penalty", heading="Penalty kind", column="Penalty kind",
+    page_title="{} \u00b7 episode penalties", empty="No episode run hit this penalty.", detail_is_code=True,
+    hit_field="runs_hit", hit_label="Runs hitting it", with_label="Episode runs",
+    count_field="steps", count_label="Penalized steps", unit=("step", "steps"),
+)
+"""The three axes: check families and requirement kinds (alerting runs), penalty kinds (episodes)."""
 
 
 @dataclass
-class FailureGroup:
-    """Failures of one kind (same detail signature) inside one gallery page."""
+class DetailGroup:
+    """Failures of one failure kind with the same detail signature."""
 
     signature: str
     detail: str
@@ -66,34 +93,57 @@ class FailureGroup:
 
 
 @dataclass
-class GalleryPage:
-    """One gallery page: a check family or a requirement kind, with its failure groups."""
+class FailureKind:
+    """One gallery page: a failure kind on one axis, with its detail groups.
 
-    axis: str
+    ``runs_with`` are the runs the kind applies to, ``runs_hit`` those with at least one failure
+    of it; ``checks`` (alerting axes only) the distinct ``(task id, check id)`` of the kind.
+    """
+
+    axis: GalleryAxis
     name: str
     file: str
+    description: str = ""
     runs_with: set[str] = field(default_factory=set)
-    runs_failing: set[str] = field(default_factory=set)
+    runs_hit: set[str] = field(default_factory=set)
     checks: set[tuple[str, str]] = field(default_factory=set)
-    groups: dict[str, FailureGroup] = field(default_factory=dict)
+    groups: dict[str, DetailGroup] = field(default_factory=dict)
+
+    def add_failure(self, run_id: str, detail: str, example: dict[str, Any]) -> None:
+        """Count one failure of ``run_id`` under its detail's group; keep ``example`` while the
+        group lists fewer than :data:`EXAMPLES_PER_GROUP`."""
+        signature = detail_signature(detail)
+        self.runs_hit.add(run_id)
+        group = self.groups.setdefault(signature, DetailGroup(signature, detail))
+        group.failures += 1
+        group.runs.add(run_id)
+        if len(group.examples) < EXAMPLES_PER_GROUP:
+            group.examples.append(example)
 
     def as_dict(self) -> dict[str, Any]:
-        """The page as plain data for the templates; groups by failures, most first."""
+        """The page as plain data for the templates; groups with most runs first, then most failures.
+
+        ``{axis, words, name, description, file, runs_with, <hit_field>, checks, <count_field>,
+        groups: [{number, signature, detail, count, runs, examples, more}]}`` (counts as ints,
+        ``words`` the :class:`GalleryAxis`).
+        """
         groups = sorted(self.groups.values(), key=lambda g: (-len(g.runs), -g.failures, g.signature))
         return {
-            "axis": self.axis,
+            "axis": self.axis.name,
+            "words": self.axis,
             "name": self.name,
+            "description": self.description,
             "file": self.file,
             "runs_with": len(self.runs_with),
-            "runs_failing": len(self.runs_failing),
+            self.axis.hit_field: len(self.runs_hit),
             "checks": len(self.checks),
-            "failures": sum(g.failures for g in groups),
+            self.axis.count_field: sum(g.failures for g in groups),
             "groups": [
                 {
                     "number": number,
                     "signature": g.signature,
                     "detail": g.detail,
-                    "failures": g.failures,
+                    "count": g.failures,
                     "runs": len(g.runs),
                     "examples": g.examples,
                     "more": g.failures - len(g.examples),
@@ -101,61 +151,3 @@ class GalleryPage:
                 for number, g in enumerate(groups, start=1)
             ],
         }
-
-
-def _page(pages: dict[str, GalleryPage], axis: str, name: str) -> GalleryPage:
-    key = f"{axis}:{name}"
-    if key not in pages:
-        pages[key] = GalleryPage(axis=axis, name=name, file=f"gallery/{axis}-{slug(name)}.html")
-    return pages[key]
-
-
-def build_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str, Any]]]]) -> dict[str, Any]:
-    """Gallery data from ``[(run document, task, full steps), ...]`` (alerting runs count; others skip).
-
-    ``full steps`` carry each step's ``checks`` string and the complete ``failed`` map. Returns
-    ``{"families": [page...], "kinds": [page...]}``, each page as :meth:`GalleryPage.as_dict`,
-    sorted by name.
-    """
-    pages: dict[str, GalleryPage] = {}
-    for document, task, steps in sorted(runs, key=lambda item: item[0]["run_id"]):
-        if document["kind"] != "alerting" or not task.checks:
-            continue
-        run_id = document["run_id"]
-        kinds = {r["id"]: r.get("kind") or GENERAL_KIND for r in task.requirements}
-        last = steps[-1]
-        for index, check in enumerate(task.checks):
-            family = str(check.get("family") or "unknown")
-            kind = str(kinds.get(check.get("req"), GENERAL_KIND) if check.get("req") else GENERAL_KIND)
-            targets = [_page(pages, "family", family), _page(pages, "kind", kind)]
-            for page in targets:
-                page.runs_with.add(run_id)
-                page.checks.add((task.id, check["id"]))
-            if not last["checks"] or last["checks"][index] != "0":
-                continue
-            states = [step["checks"][index] if step["checks"] else "" for step in steps]
-            turned = last_turned_red(states)
-            detail = last["failed"].get(check["id"], "") or "(no detail recorded)"
-            signature = detail_signature(detail)
-            example = {
-                "run_id": run_id,
-                "task_id": task.id,
-                "policy": document.get("policy"),
-                "check_id": check["id"],
-                "label": check.get("label") or check["id"],
-                "detail": detail,
-                "step": turned if turned is not None else len(steps) - 1,
-                "never_green": turned is None,
-                "status": document.get("status", "complete"),
-            }
-            for page in targets:
-                page.runs_failing.add(run_id)
-                group = page.groups.setdefault(signature, FailureGroup(signature, detail))
-                group.failures += 1
-                group.runs.add(run_id)
-                if len(group.examples) < EXAMPLES_PER_GROUP:
-                    group.examples.append(example)
-    by_axis: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for page in sorted(pages.values(), key=lambda p: (p.axis, p.name)):
-        by_axis[page.axis].append(page.as_dict())
-    return {"families": by_axis["family"], "kinds": by_axis["kind"]}

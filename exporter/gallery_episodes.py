@@ -1,6 +1,6 @@
 """Failure gallery of action episodes: penalized steps across episode runs, by penalty kind.
 
-The alerting gallery (:mod:`exporter.gallery`) groups failing checks; an episode has no
+The alerting gallery (:mod:`exporter.gallery_checks`) groups failing checks; an episode has no
 checks, so its failures are the steps :func:`exporter.episodes.penalty_kinds` marks (a
 collateral restart, a fix before any diagnosis, a forbidden failover, a wrong diagnosis, and
 the other kinds of :data:`exporter.episodes.PENALTY_KINDS`). One page per kind
@@ -13,11 +13,10 @@ to ``run.html?run=<run_id>&step=<n>``, the step where the penalty happened.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from exporter.episodes import PENALTY_KINDS, episode_failures
-from exporter.gallery import EXAMPLES_PER_GROUP, detail_signature, slug
+from exporter.gallery import PENALTY, FailureKind, slug
 
 PENALTY_DESCRIPTIONS = {
     "collateral restart": "a restart of a service that was healthy",
@@ -56,50 +55,26 @@ def _said(env: dict[str, Any]) -> str | None:
     return None
 
 
-@dataclass
-class PenaltyGroup:
-    """Penalized steps of one kind with the same detail signature."""
-
-    signature: str
-    detail: str
-    steps: int = 0
-    runs: set[str] = field(default_factory=set)
-    examples: list[dict[str, Any]] = field(default_factory=list)
+def _penalty_page(kind: str) -> FailureKind:
+    """The gallery page of one penalty kind (``gallery/penalty-<slug>.html``), still empty."""
+    return FailureKind(axis=PENALTY, name=kind, description=PENALTY_DESCRIPTIONS.get(kind, ""),
+                       file=f"gallery/penalty-{slug(kind.replace(' ', '-'))}.html")
 
 
-@dataclass
-class PenaltyPage:
-    """One penalty kind across the episode runs."""
-
-    name: str
-    runs_with: set[str] = field(default_factory=set)
-    runs_hit: set[str] = field(default_factory=set)
-    groups: dict[str, PenaltyGroup] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The page as plain data for the templates; groups with most runs first."""
-        groups = sorted(self.groups.values(), key=lambda g: (-len(g.runs), -g.steps, g.signature))
-        return {
-            "axis": "penalty",
-            "name": self.name,
-            "description": PENALTY_DESCRIPTIONS.get(self.name, ""),
-            "file": f"gallery/penalty-{slug(self.name.replace(' ', '-'))}.html",
-            "runs_with": len(self.runs_with),
-            "runs_hit": len(self.runs_hit),
-            "steps": sum(g.steps for g in groups),
-            "groups": [
-                {
-                    "number": number,
-                    "signature": g.signature,
-                    "detail": g.detail,
-                    "steps": g.steps,
-                    "runs": len(g.runs),
-                    "examples": g.examples,
-                    "more": g.steps - len(g.examples),
-                }
-                for number, g in enumerate(groups, start=1)
-            ],
-        }
+def _penalty_example(document: dict[str, Any], failure: dict[str, Any], detail: str,
+                     said: str | None) -> dict[str, Any]:
+    """One penalized step of an episode run as a gallery example."""
+    return {
+        "run_id": document["run_id"],
+        "status": document.get("status", "complete"),
+        "task_id": document["task_id"],
+        "policy": document.get("policy"),
+        "step": failure["step"],
+        "action": failure["action"],
+        "detail": detail,
+        "reward": failure["reward"],
+        "said": said,
+    }
 
 
 def build_penalty_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -109,7 +84,7 @@ def build_penalty_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any
     of an episode run). With at least one episode run, every kind of
     :data:`~exporter.episodes.PENALTY_KINDS` gets a page (in that order, zero hits included),
     then any other kind the runs show, by name; without episode runs, none. Each page is
-    :meth:`PenaltyPage.as_dict`: ``runs_hit`` counts episode runs with at least one step of the
+    :meth:`exporter.gallery.FailureKind.as_dict`: ``runs_hit`` counts episode runs with at least one step of the
     kind, ``runs_with`` all episode runs, ``steps`` the penalized steps; examples are
     ``{run_id, task_id, policy, step, action, detail, reward, said}`` (up to
     :data:`~exporter.gallery.EXAMPLES_PER_GROUP` a group, the counts cover all).
@@ -119,31 +94,14 @@ def build_penalty_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any
     )
     if not episodes:
         return []
-    pages = {kind: PenaltyPage(kind) for kind in PENALTY_KINDS}
+    pages = {kind: _penalty_page(kind) for kind in PENALTY_KINDS}
     for document in episodes:
         steps = {step["n"]: step for step in document.get("steps", [])}
         for failure in episode_failures(document):
-            page = pages.setdefault(failure["kind"], PenaltyPage(failure["kind"]))
+            page = pages.setdefault(failure["kind"], _penalty_page(failure["kind"]))
             detail = action_text(failure["action"], failure["arguments"])
-            signature = detail_signature(detail)
-            page.runs_hit.add(document["run_id"])
-            group = page.groups.setdefault(signature, PenaltyGroup(signature, detail))
-            group.steps += 1
-            group.runs.add(document["run_id"])
-            if len(group.examples) < EXAMPLES_PER_GROUP:
-                group.examples.append(
-                    {
-                        "run_id": document["run_id"],
-                        "status": document.get("status", "complete"),
-                        "task_id": document["task_id"],
-                        "policy": document.get("policy"),
-                        "step": failure["step"],
-                        "action": failure["action"],
-                        "detail": detail,
-                        "reward": failure["reward"],
-                        "said": _said(steps.get(failure["step"], {}).get("env") or {}),
-                    }
-                )
+            said = _said(steps.get(failure["step"], {}).get("env") or {})
+            page.add_failure(document["run_id"], detail, _penalty_example(document, failure, detail, said))
     for page in pages.values():
         page.runs_with.update(d["run_id"] for d in episodes)
     known = [pages[kind] for kind in PENALTY_KINDS]

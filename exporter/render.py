@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,9 @@ import jinja2
 from contract.errors import BadInput
 
 PAGES = ("index.html", "run.html", "compare.html")
-ENTRY_MODULES = {"index.html": "home.js", "run.html": "run.js", "compare.html": "compare.js"}
-IMPORT_FROM = re.compile(r'^import [^;]*? from "\./([\w-]+\.js)";', re.MULTILINE)
+ENTRY_MODULES = {"index.html": "pages/home.js", "run.html": "pages/run.js", "compare.html": "pages/compare.js"}
+"""Each page's entry module, by its id: its path under static/js/."""
+IMPORT_FROM = re.compile(r'^import [^;]*? from "(\.\.?/[\w./-]+\.js)";', re.MULTILINE)
 PREVIEW_ROWS = 50
 """Run rows index.html carries as plain HTML (the whole list comes from data/ via home.js)."""
 
@@ -47,8 +49,16 @@ def template_environment(templates_dir: Path) -> jinja2.Environment:
     return environment
 
 
+def module_id(importer: str, specifier: str) -> str | None:
+    """The id (path under static/js/, ``lib/dom.js``) of the module that module ``importer``
+    imports as ``specifier`` (``../lib/dom.js``, ``./scenario.js``); None when it leaves static/js/."""
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+    return None if resolved.startswith("../") or resolved == ".." else resolved
+
+
 def module_graph(js_dir: Path, entry: str) -> list[str]:
-    """Every module ``entry`` imports, directly or not, sorted by name (``entry`` itself excluded).
+    """Every module ``entry`` imports, directly or not, as ids (:func:`module_id`) sorted by
+    name (``entry`` itself excluded).
 
     The pages list them as ``<link rel="modulepreload">`` so the browser fetches the whole graph
     at once instead of one import level after another.
@@ -61,7 +71,10 @@ def module_graph(js_dir: Path, entry: str) -> list[str]:
         if name in seen or not path.is_file():
             continue
         seen.add(name)
-        pending.extend(IMPORT_FROM.findall(path.read_text(encoding="utf-8")))
+        for specifier in IMPORT_FROM.findall(path.read_text(encoding="utf-8")):
+            imported = module_id(name, specifier)
+            if imported is not None:
+                pending.append(imported)
     return sorted(seen - {entry})
 
 
@@ -80,7 +93,7 @@ def render_pages(
 
     index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
     (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
-    from data/ at view time. With ``gallery`` (:func:`exporter.gallery.build_gallery`), also
+    from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
     ``gallery/index.html`` and one ``gallery/<axis>-<slug>.html`` per family and kind, and per
     penalty kind of episode runs (``gallery["penalties"]``,
     :func:`exporter.gallery_episodes.build_penalty_gallery`); those pages get ``root = "../"``
@@ -105,14 +118,9 @@ def render_pages(
         environment, templates_dir, "gallery_index.html",
         index=index, page="gallery/index.html", root="../", gallery=gallery,
     )
-    for gallery_page in [*gallery["families"], *gallery["kinds"]]:
+    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("penalties") or [])]:
         pages[gallery_page["file"]] = _render(
             environment, templates_dir, "gallery_page.html",
-            index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,
-        )
-    for gallery_page in gallery.get("penalties") or []:
-        pages[gallery_page["file"]] = _render(
-            environment, templates_dir, "gallery_penalty.html",
             index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,
         )
     return pages

@@ -16,11 +16,11 @@ from contract.paths import SITE_DIR
 from contract.task_roots import TaskIndex
 from exporter.export import build_site_files
 from exporter.redact import Redactor
-from exporter.render import PREVIEW_ROWS, template_environment
+from exporter.render import PREVIEW_ROWS, module_id, template_environment
 
-IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "\./([\w-]+\.js)";\s*$', re.MULTILINE)
+IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "(\.\.?/[\w./-]+\.js)";\s*$', re.MULTILINE)
 EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
-DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"\./([\w-]+\.js)"\s*\)')
+DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"(\.\.?/[\w./-]+\.js)"\s*\)')
 SKIPPED_DATA = {"data/index.json"}
 """Data files the pages never load (index.json is rendered into the pages themselves)."""
 SKIPPED_DATA_FOLDERS = ("data/run-heads/",)
@@ -31,25 +31,32 @@ file already holds every run whole (data.js loads no head when the data is inlin
 def transform_module(name: str, source: str) -> tuple[str, list[str]]:
     """An ES module's source as a function body for the bundle, and the names it exports.
 
-    Supports the forms the viewer uses: ``import { a, b as c } from "./x.js";``,
+    ``name`` is the module's id, its path under static/js/ (``pages/run.js``). Supports the
+    forms the viewer uses: ``import { a, b as c } from "../lib/x.js";``,
     ``export function|async function|const|let|class name`` and ``import("./x.js")`` (a lazy
-    import, which becomes a promise of the bundled module).
+    import, which becomes a promise of the bundled module); a relative path is resolved from
+    ``name``'s folder to the imported module's id (:func:`exporter.render.module_id`).
 
     Raises:
-        BadInput: any other ``import`` or ``export`` statement (names the module).
+        BadInput: any other ``import`` or ``export`` statement, or a path that leaves
+            static/js/ (names the module).
     """
     exported = [match.group(2) for match in EXPORT_DECLARATION.finditer(source)]
+
+    def resolved(specifier: str) -> str:
+        imported = module_id(name, specifier)
+        if imported is None:
+            raise BadInput(Path(name), f"imports a module outside static/js: {specifier}")
+        return orjson.dumps(imported).decode()
 
     def require(match: re.Match[str]) -> str:
         names = [part.strip() for part in match.group(1).split(",") if part.strip()]
         bindings = ", ".join(part.replace(" as ", ": ") for part in names)
-        return f"const {{ {bindings} }} = __require({orjson.dumps(match.group(2)).decode()});"
+        return f"const {{ {bindings} }} = __require({resolved(match.group(2))});"
 
     body = IMPORT_LINE.sub(require, source)
     body = DYNAMIC_IMPORT.sub(
-        lambda match: f"new Promise((resolve) => resolve(__require({orjson.dumps(match.group(1)).decode()})))",
-        body,
-    )
+        lambda match: f"new Promise((resolve) => resolve(__require({resolved(match.group(1))})))", body)
     body = EXPORT_DECLARATION.sub(lambda match: match.group(1) + match.group(2), body)
     leftover = re.search(r"^\s*(import|export)\b.*$|\bimport\(\s*[\"'`].*$", body, re.MULTILINE)
     if leftover:
@@ -58,7 +65,8 @@ def transform_module(name: str, source: str) -> tuple[str, list[str]]:
 
 
 def bundle_script(js_dir: Path, entry: str) -> str:
-    """Every module of ``js_dir`` as one classic-scope script: a lazy ``__require`` registry plus ``entry``.
+    """Every module of ``js_dir`` (its subfolders too, each by its id: ``lib/dom.js``) as one
+    classic-scope script: a lazy ``__require`` registry plus ``entry``.
 
     Modules are evaluated on first ``__require`` (so only the chosen view's module runs its main).
 
@@ -70,9 +78,10 @@ def bundle_script(js_dir: Path, entry: str) -> str:
         "function __require(name) {\n  if (!(name in __cache)) __cache[name] = __modules[name](__require);\n"
         "  return __cache[name];\n}\n"
     )]
-    for path in sorted(js_dir.glob("*.js")):
-        body, _ = transform_module(path.name, path.read_text(encoding="utf-8"))
-        parts.append(f"__modules[{orjson.dumps(path.name).decode()}] = function (__require) {{\n{body}\n}};\n")
+    for path in sorted(js_dir.rglob("*.js")):
+        name = path.relative_to(js_dir).as_posix()
+        body, _ = transform_module(name, path.read_text(encoding="utf-8"))
+        parts.append(f"__modules[{orjson.dumps(name).decode()}] = function (__require) {{\n{body}\n}};\n")
     parts.append(entry)
     script = "".join(parts)
     if re.search(r"</script|<!--", script, re.IGNORECASE):

@@ -100,7 +100,7 @@ def test_export_writes_the_contract_files(exported):
     ]
     assert (exported / "index.html").is_file() and (exported / "run.html").is_file()
     assert (exported / "compare.html").is_file()
-    assert (exported / "static" / "js" / "run.js").is_file()
+    assert (exported / "static" / "js" / "pages" / "run.js").is_file()
     assert (exported / "static" / "app.css").is_file()
 
 

@@ -10,7 +10,8 @@ import pytest
 from conftest import fixture_tasks
 
 from exporter.export import export_site
-from exporter.gallery import detail_signature, last_turned_red, slug
+from exporter.gallery import detail_signature, slug
+from exporter.gallery_checks import last_turned_red
 
 FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
 

@@ -855,7 +855,7 @@ def _(base):
 @case("publish: a secret in the viewer's code", 1)
 def _(base):
     site = built_site(base)
-    with open(site / "static" / "js" / "run.js", "a") as handle:
+    with open(site / "static" / "js" / "pages" / "run.js", "a") as handle:
         handle.write(f"\n// {SECRET}\n")
     return publish_argv(site)
 

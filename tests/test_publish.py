@@ -13,7 +13,8 @@ from conftest import fixture_tasks
 from alertforge.cli import main
 from exporter.export import export_site
 from exporter.publish import LISTING, PublishRefused, publish_site
-from exporter.redact import Redactor, read_patterns
+from exporter.redact import Redactor
+from exporter.secret_formats import read_patterns
 
 FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
 SECRETS = {

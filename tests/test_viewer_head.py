@@ -150,9 +150,10 @@ def test_a_step_past_the_head_and_episode_runs_wait_for_the_run_file(page, serve
 
 def test_run_page_preloads_only_the_first_paint_modules(served_site):
     html = (served_site.out_dir / "run.html").read_text()
-    preloaded = re.findall(r'<link rel="modulepreload" href="static/js/([\w-]+\.js)">', html)
-    assert "dom.js" in preloaded and "detail.js" in preloaded
-    assert not {"matrix.js", "timeline.js", "curve.js", "episode.js", "runsearch.js"} & set(preloaded), \
+    preloaded = re.findall(r'<link rel="modulepreload" href="static/js/([\w/-]+\.js)">', html)
+    assert "lib/dom.js" in preloaded and "components/detail.js" in preloaded
+    assert not {"components/matrix.js", "components/timeline.js", "components/curve.js",
+                "components/episode.js", "components/runsearch.js"} & set(preloaded), \
         "parts drawn after the whole run file is in load lazily"
     assert html.index("static/prefetch-run.js") < html.index('rel="stylesheet"'), "data fetches start first"
 

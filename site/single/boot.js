@@ -1,11 +1,11 @@
 // The single exported file's entry: picks the view from ?page= (none: home, run, compare), puts
 // that view's markup from its <template> into <main>, keeps links inside this one file, then
-// starts the view's module. Bundled with static/js/*.js by exporter/single_file.py.
+// starts the view's module. Bundled with the modules of static/js/ (module ids by path: pages/run.js) by exporter/single_file.py.
 
 const VIEWS = {
-  index: { module: "home.js", bodyClass: "page-home", title: "Runs \u00b7 3amBench Replay" },
-  run: { module: "run.js", bodyClass: "page-run", title: "Run \u00b7 3amBench Replay" },
-  compare: { module: "compare.js", bodyClass: "page-compare", title: "Compare runs \u00b7 3amBench Replay" },
+  index: { module: "pages/home.js", bodyClass: "page-home", title: "Runs \u00b7 3amBench Replay" },
+  run: { module: "pages/run.js", bodyClass: "page-run", title: "Run \u00b7 3amBench Replay" },
+  compare: { module: "pages/compare.js", bodyClass: "page-compare", title: "Compare runs \u00b7 3amBench Replay" },
 };
 const PAGE_LINK = /^(index|run|compare)\.html(?:\?(.*))?$/;
 

@@ -1,8 +1,8 @@
 // Run view, before its modules load: start fetching the run's small head file
 // (data/run-heads/<id>.json) and then its task file, so the downloads overlap the module downloads;
-// both are parsed as they arrive, while the page waits for its modules. static/js/data.js takes a
+// both are parsed as they arrive, while the page waits for its modules. static/js/lib/data.js takes a
 // response from window.__prefetched when it loads the same path. The whole run file is not started
-// here: its download (megabytes for a long run) would compete with the modules; run.js starts
+// here: its download (megabytes for a long run) would compete with the modules; pages/run.js starts
 // it once they are in.
 // A classic script (no module), loaded first thing from the page's head.
 (function prefetchRun() {

@@ -5,8 +5,8 @@
 // #inspector-state[data-state], #inspector-plot-box (hidden without a plot), #scenario-plot,
 // #reproduce-kind, #reproduce-text, #reproduce-copy, #reproduce-copied.
 
-import { byId, fill, el } from "./dom.js";
-import { failureAt, stateAt } from "./data.js";
+import { byId, fill, el } from "../lib/dom.js";
+import { failureAt, stateAt } from "../lib/data.js";
 import { renderScenarioPlot } from "./scenario.js";
 import { reproduceText } from "./reproduce.js";
 

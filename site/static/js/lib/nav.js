@@ -9,16 +9,11 @@ function isTyping(target) {
   return target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
 }
 
-/**
- * Wire keys, the play button and the help overlay. `run` gives {step(), last(), show(n)};
- * `onSearchKey` (optional) is called for "/". Returns {stop()} to pause playing.
- */
-export function installNavigation(run, onSearchKey) {
+/** The play button and its speed: {toggle(), stop()}; playing shows one step after another. */
+function installPlayback(run) {
   const playButton = byId("btn-play");
   const speed = byId("play-speed");
-  const overlay = byId("help-overlay");
   let timer = null;
-  let returnFocus = null;
 
   function setPlaying(playing) {
     playButton.setAttribute("aria-pressed", playing ? "true" : "false");
@@ -50,37 +45,66 @@ export function installNavigation(run, onSearchKey) {
     if (timer !== null) start();
   });
   playButton.addEventListener("click", toggle);
+  return { toggle, stop };
+}
 
-  function openHelp() {
+/** The help overlay: {overlay, open(), close()}; focus returns where it was when it closes. */
+function installHelp() {
+  const overlay = byId("help-overlay");
+  let returnFocus = null;
+  function open() {
     returnFocus = document.activeElement;
     overlay.hidden = false;
     byId("help-close").focus();
   }
-  function closeHelp() {
+  function close() {
     overlay.hidden = true;
     if (returnFocus instanceof HTMLElement) returnFocus.focus();
   }
-  byId("btn-help").addEventListener("click", openHelp);
-  byId("help-close").addEventListener("click", closeHelp);
+  byId("btn-help").addEventListener("click", open);
+  byId("help-close").addEventListener("click", close);
   overlay.addEventListener("click", (event) => {
-    if (event.target === overlay) closeHelp();
+    if (event.target === overlay) close();
   });
+  return { overlay, open, close };
+}
 
+/** Keys while the help overlay is open: Escape or ? closes it, Tab stays on its close button. */
+function helpKey(event, help) {
+  if (event.key === "Escape" || event.key === "?") {
+    event.preventDefault();
+    help.close();
+  } else if (event.key === "Tab") {
+    event.preventDefault();
+    byId("help-close").focus();
+  }
+}
+
+/** The step a move key goes to (j/k, arrows, Home/End), or null for any other key. */
+function moveTarget(event, run) {
+  const moves = { ArrowRight: 1, j: 1, ArrowLeft: -1, k: -1 };
+  if (event.key in moves) return run.step() + moves[event.key];
+  if (event.key === "Home") return 0;
+  if (event.key === "End") return run.last();
+  return null;
+}
+
+/**
+ * Wire keys, the play button and the help overlay. `run` gives {step(), last(), show(n)};
+ * `onSearchKey` (optional) is called for "/". Returns {stop()} to pause playing.
+ */
+export function installNavigation(run, onSearchKey) {
+  const playback = installPlayback(run);
+  const help = installHelp();
   document.addEventListener("keydown", (event) => {
-    if (!overlay.hidden) {
-      if (event.key === "Escape" || event.key === "?") {
-        event.preventDefault();
-        closeHelp();
-      } else if (event.key === "Tab") {
-        event.preventDefault();
-        byId("help-close").focus();
-      }
+    if (!help.overlay.hidden) {
+      helpKey(event, help);
       return;
     }
     if (event.altKey || event.ctrlKey || event.metaKey || isTyping(event.target)) return;
     if (event.key === "?") {
       event.preventDefault();
-      openHelp();
+      help.open();
       return;
     }
     if (event.key === "/" && onSearchKey) {
@@ -92,18 +116,14 @@ export function installNavigation(run, onSearchKey) {
     if (event.key === " " || event.key === "Spacebar") {
       if (event.target instanceof HTMLElement && event.target.matches("li.check, summary")) return;
       event.preventDefault();
-      toggle();
+      playback.toggle();
       return;
     }
-    const moves = { ArrowRight: 1, j: 1, ArrowLeft: -1, k: -1 };
-    let target = null;
-    if (event.key in moves) target = run.step() + moves[event.key];
-    else if (event.key === "Home") target = 0;
-    else if (event.key === "End") target = run.last();
+    const target = moveTarget(event, run);
     if (target === null) return;
     event.preventDefault();
     run.show(Math.max(0, Math.min(run.last(), target)));
     performance.measure("step-switch", { start: event.timeStamp, end: performance.now() });
   });
-  return { stop };
+  return { stop: playback.stop };
 }

@@ -7,8 +7,8 @@
 // [data-loaded="1"] once it is shown whole. #step-<field>-expand (arguments, output) toggles
 // the block's height limit (aria-expanded).
 
-import { el, byId, clear, fill } from "./dom.js";
-import { loadTextParts } from "./data.js";
+import { el, byId, clear, fill } from "../lib/dom.js";
+import { loadTextParts } from "../lib/data.js";
 
 const OP_CLASS = { " ": "ctx", "+": "add", "-": "del" };
 

@@ -10,10 +10,10 @@
 //   #compare-requirements tr[data-req] with td[data-side=a|b][data-q][data-s]
 // Every string from a run is inserted as text (see dom.js).
 
-import { byId, el, fill, svg, clear } from "./dom.js";
-import { failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "./data.js";
-import { formatReward, statusBadge, statusLabel } from "./format.js";
-import { pageQuery, readParams, writeParams } from "./params.js";
+import { byId, el, fill, svg, clear } from "../lib/dom.js";
+import { failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "../lib/data.js";
+import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
+import { pageQuery, readParams, writeParams } from "../lib/params.js";
 
 const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
 const STATE_WORDS = { pass: "passes", fail: "fails", na: "not applicable", none: "not graded" };

@@ -5,8 +5,8 @@
 // each), #run-search-full (load the texts the exporter shortened, then search them whole);
 // timeline buttons of matching steps get the class "match".
 
-import { byId, el, fill, clear } from "./dom.js";
-import { loadTextParts } from "./data.js";
+import { byId, el, fill, clear } from "../lib/dom.js";
+import { loadTextParts } from "../lib/data.js";
 
 const MAX_RESULTS = 100;
 
@@ -17,6 +17,24 @@ function stepText(step, whole) {
   }
   parts.push(whole.output ?? step.output ?? "", whole.message ?? step.message ?? "");
   return parts.join("\n");
+}
+
+/** Step n's text around the first match of needle, on one line. */
+function snippet(text, needle) {
+  const at = text.toLowerCase().indexOf(needle);
+  const start = Math.max(0, at - 40);
+  return `${start > 0 ? "\u2026" : ""}${text.slice(start, at + needle.length + 60).replace(/\s+/g, " ")}`;
+}
+
+/** Load every text the exporter shortened into wholeTexts[n][field]. */
+async function loadWholeTexts(run, wholeTexts) {
+  await Promise.all(
+    run.steps.flatMap((step, n) =>
+      Object.entries(step.lazy || {}).map(async ([field, info]) => {
+        wholeTexts[n][field] = await loadTextParts(info.parts);
+      }),
+    ),
+  );
 }
 
 /** Wire the search box for run; `current()` gives the step shown, `show(n)` moves there. */
@@ -31,13 +49,6 @@ export function installRunSearch(run, current, show) {
   function haystack(n) {
     if (!haystacks) haystacks = run.steps.map((step, i) => stepText(step, wholeTexts[i]).toLowerCase());
     return haystacks[n];
-  }
-
-  function snippet(n, needle) {
-    const text = stepText(run.steps[n], wholeTexts[n]);
-    const at = text.toLowerCase().indexOf(needle);
-    const start = Math.max(0, at - 40);
-    return `${start > 0 ? "\u2026" : ""}${text.slice(start, at + needle.length + 60).replace(/\s+/g, " ")}`;
   }
 
   function run_query() {
@@ -59,7 +70,7 @@ export function installRunSearch(run, current, show) {
       if (dot) dot.classList.add("match");
     }
     for (const n of matches.slice(0, MAX_RESULTS)) {
-      const item = el("li", { dataset: { step: String(n) } }, el("button", { type: "button", class: "link-button" }, `Step ${n}`), " ", el("span", { class: "muted" }, snippet(n, needle)));
+      const item = el("li", { dataset: { step: String(n) } }, el("button", { type: "button", class: "link-button" }, `Step ${n}`), " ", el("span", { class: "muted" }, snippet(stepText(run.steps[n], wholeTexts[n]), needle)));
       item.querySelector("button").addEventListener("click", () => show(n));
       results.append(item);
     }
@@ -83,13 +94,7 @@ export function installRunSearch(run, current, show) {
     fullButton.disabled = true;
     fill(fullButton, "Loading\u2026");
     try {
-      await Promise.all(
-        run.steps.flatMap((step, n) =>
-          Object.entries(step.lazy || {}).map(async ([field, info]) => {
-            wholeTexts[n][field] = await loadTextParts(info.parts);
-          }),
-        ),
-      );
+      await loadWholeTexts(run, wholeTexts);
       haystacks = null;
       fullButton.dataset.loaded = "1";
       run_query();

@@ -12,11 +12,11 @@
 //   #search-input, #search-form, #search-status, #search-results li[data-run-id] with a[data-step]
 // Every string from a run is inserted as text (see dom.js).
 
-import { byId, el, fill, clear } from "./dom.js";
-import { loadJsonFile } from "./data.js";
-import { formatReward, statusBadge, statusLabel } from "./format.js";
-import { readParams, writeParams } from "./params.js";
-import { crc32 } from "./crc32.js";
+import { byId, el, fill, clear } from "../lib/dom.js";
+import { loadJsonFile } from "../lib/data.js";
+import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
+import { readParams, writeParams } from "../lib/params.js";
+import { crc32 } from "../lib/crc32.js";
 
 const ROW_HEIGHT = 37;
 const OVERSCAN = 12;

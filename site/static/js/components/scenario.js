@@ -7,8 +7,8 @@
 //   rect.phase[data-service][data-start][data-end][data-own="1"|"0"] outage windows
 //   g.eval-mark[data-check-id][data-min][data-state=pass|fail|na|none][data-selected="1"|"0"]
 
-import { svg, el, clear } from "./dom.js";
-import { stateAt } from "./data.js";
+import { svg, el, clear } from "../lib/dom.js";
+import { stateAt } from "../lib/data.js";
 
 const WIDTH = 640;
 const HEIGHT = 240;
@@ -24,30 +24,18 @@ function seriesName(key, windows, quantity) {
   return `${label} window${named ? ` (${named[0]})` : ""}`;
 }
 
-/**
- * Draw the plot for `check` (which has check.plot) into container. Returns update(step), which
- * colours the evaluation marks by the checks' states at that step; null when there is no plot.
- */
-export function renderScenarioPlot(container, check, task) {
-  clear(container);
-  const ref = check.plot;
-  const plot = ref ? (task.scenario_plots || {})[ref.plot] : null;
-  if (!plot) return null;
+function plotScale(plot, ref) {
   const keys = Object.keys(plot.series);
-  const quantity = plot.quantity || "error ratio";
   const length = Math.max(...keys.map((key) => plot.series[key].length));
   const horizon = Math.max(1, plot.horizon_min || length - 1);
   const values = keys.flatMap((key) => plot.series[key]).filter((v) => typeof v === "number");
   const high = Math.max(ref.threshold || 0, ...values, 1e-9) * 1.12;
   const x = (minute) => PAD.left + (minute / horizon) * (WIDTH - PAD.left - PAD.right);
   const y = (value) => PAD.top + (1 - value / high) * (HEIGHT - PAD.top - PAD.bottom);
-  const root = svg("svg", {
-    id: "scenario-svg",
-    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
-    role: "img",
-    "aria-label": `Scenario ${plot.scenario}: ${plot.title}. ${quantity[0].toUpperCase()}${quantity.slice(1)} of ${plot.service} over ${horizon} minutes${ref.threshold !== null ? `, threshold ${ref.threshold}` : ""}; this check evaluates at ${ref.eval_min}m.`,
-  });
+  return { keys, horizon, high, x, y };
+}
 
+function drawPhases(root, plot, quantity, { horizon, x }) {
   for (const [service, phases] of Object.entries(plot.phases || {})) {
     for (const phase of phases) {
       const own = service === plot.service;
@@ -69,6 +57,9 @@ export function renderScenarioPlot(container, check, task) {
       );
     }
   }
+}
+
+function drawAxes(root, { horizon, high, x, y }) {
   for (const value of [0, high / 2, high]) {
     root.append(
       svg("line", { class: "grid", x1: PAD.left, x2: WIDTH - PAD.right, y1: y(value), y2: y(value) }),
@@ -78,6 +69,9 @@ export function renderScenarioPlot(container, check, task) {
   for (let minute = 0; minute <= horizon; minute += horizon > 120 ? 30 : 15) {
     root.append(svg("text", { class: "axis-label", x: x(minute), y: HEIGHT - 10, "text-anchor": "middle" }, `${minute}m`));
   }
+}
+
+function drawSeries(root, plot, ref, quantity, { keys, horizon, x, y }) {
   for (const key of keys) {
     let path = "";
     plot.series[key].forEach((value, minute) => {
@@ -92,10 +86,13 @@ export function renderScenarioPlot(container, check, task) {
       svg("text", { class: "threshold-label", x: WIDTH - PAD.right - 4, y: y(ref.threshold) - 5, "text-anchor": "end" }, `threshold ${ref.threshold}`),
     );
   }
+}
 
+/** The evaluation marks of the requirement's checks in this scenario: [{group, title, other, index}]. */
+function drawEvaluationMarks(root, check, task, { x }) {
   const marks = [];
   task.checks.forEach((other, index) => {
-    if (!other.plot || other.plot.plot !== ref.plot || other.req !== check.req) return;
+    if (!other.plot || other.plot.plot !== check.plot.plot || other.req !== check.req) return;
     const selected = other.id === check.id;
     const title = svg("title");
     const dot = svg("circle", { cx: x(other.plot.eval_min), cy: HEIGHT - PAD.bottom, r: selected ? 6.5 : 4.5 });
@@ -109,8 +106,11 @@ export function renderScenarioPlot(container, check, task) {
     marks.push({ group, title, other, index });
     root.append(group);
   });
-  container.append(root);
-  const legend = el(
+  return marks;
+}
+
+function plotLegend(plot, keys, quantity) {
+  return el(
     "p",
     { class: "legend muted scenario-legend" },
     el("span", { class: "line-key key-ratio", "aria-hidden": "true" }), keys.includes("up") ? " targets up " : ` ${quantity} per interval `,
@@ -118,7 +118,30 @@ export function renderScenarioPlot(container, check, task) {
     el("span", { class: "line-key key-threshold", "aria-hidden": "true" }), " threshold ",
     el("span", { class: "swatch swatch-phase", "aria-hidden": "true" }), ` ${plot.service} outage window; marks: this requirement's evaluation times in this scenario (pass / fail at the step shown; the large one is this check).`,
   );
-  container.append(legend);
+}
+
+/**
+ * Draw the plot for `check` (which has check.plot) into container. Returns update(step), which
+ * colours the evaluation marks by the checks' states at that step; null when there is no plot.
+ */
+export function renderScenarioPlot(container, check, task) {
+  clear(container);
+  const ref = check.plot;
+  const plot = ref ? (task.scenario_plots || {})[ref.plot] : null;
+  if (!plot) return null;
+  const quantity = plot.quantity || "error ratio";
+  const scale = plotScale(plot, ref);
+  const root = svg("svg", {
+    id: "scenario-svg",
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    role: "img",
+    "aria-label": `Scenario ${plot.scenario}: ${plot.title}. ${quantity[0].toUpperCase()}${quantity.slice(1)} of ${plot.service} over ${scale.horizon} minutes${ref.threshold !== null ? `, threshold ${ref.threshold}` : ""}; this check evaluates at ${ref.eval_min}m.`,
+  });
+  drawPhases(root, plot, quantity, scale);
+  drawAxes(root, scale);
+  drawSeries(root, plot, ref, quantity, scale);
+  const marks = drawEvaluationMarks(root, check, task, scale);
+  container.append(root, plotLegend(plot, scale.keys, quantity));
 
   return function update(step) {
     for (const mark of marks) {

@@ -8,7 +8,7 @@
 //   #matrix-readout    what the pointer is over ("Step 4 · A1-fire-1: fails")
 // Clicking a cell calls onSelect(n, checkId): that step, with that check selected.
 
-import { el, clear, fill } from "./dom.js";
+import { el, clear, fill } from "../lib/dom.js";
 
 const ROW_HEIGHT = 14;
 const MIN_CELL = 3;

@@ -26,25 +26,25 @@
 //
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
-import { byId, fill, el } from "./dom.js";
-import { failureAt, headMismatch, loadRun, loadRunHead, loadTask, runAlias, startRunDownload } from "./data.js";
-import { formatDelta, formatReward } from "./format.js";
-import { renderChecks } from "./checks.js";
-import { renderStepDetail } from "./detail.js";
+import { byId, fill, el } from "../lib/dom.js";
+import { failureAt, headMismatch, loadRun, loadRunHead, loadTask, runAlias, startRunDownload } from "../lib/data.js";
+import { formatDelta, formatReward } from "../lib/format.js";
+import { renderChecks } from "../components/checks.js";
+import { renderStepDetail } from "../components/detail.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page preloads only the
 // above, so fewer files stand between the navigation and the first step). params.js too: the
 // address is written from the first step move on (it already names the run and the step).
 function laterModules() {
   return Promise.all([
-    import("./timeline.js"),
-    import("./curve.js"),
-    import("./matrix.js"),
-    import("./episode.js"),
-    import("./inspector.js"),
-    import("./nav.js"),
-    import("./runsearch.js"),
-    import("./params.js"),
+    import("../components/timeline.js"),
+    import("../components/curve.js"),
+    import("../components/matrix.js"),
+    import("../components/episode.js"),
+    import("../components/inspector.js"),
+    import("../lib/nav.js"),
+    import("../components/runsearch.js"),
+    import("../lib/params.js"),
   ]).then((modules) => Object.assign({}, ...modules));
 }
 

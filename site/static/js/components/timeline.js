@@ -1,7 +1,7 @@
 // The step timeline: one button per step, coloured by the step's reward change.
 
-import { el, clear } from "./dom.js";
-import { formatDelta, formatReward, rewardTrend } from "./format.js";
+import { el, clear } from "../lib/dom.js";
+import { formatDelta, formatReward, rewardTrend } from "../lib/format.js";
 
 function stepTitle(step) {
   const what = step.tool ? step.tool.name : step.n === 0 ? "initial state" : step.source;

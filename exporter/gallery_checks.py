@@ -1,0 +1,96 @@
+"""Failure gallery of alerting runs: failing checks across runs, by check family and by requirement kind.
+
+A run *fails* a check when the check's state at the run's last step is ``0``; each failure is
+added to the page of the check's family and to the page of its requirement's kind
+(:class:`exporter.gallery.FailureKind`), and its example links to the step where the check
+last turned red (docs/formats.md "Failure gallery").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from exporter.gallery import FAMILY, KIND, FailureKind, GalleryAxis, slug
+from exporter.task_folder import TaskInfo
+
+GENERAL_KIND = "general"
+"""The requirement kind of checks tied to no requirement (Syntax, Preservation, Tamper)."""
+
+
+def last_turned_red(states: list[str]) -> int | None:
+    """The step where a check last turned red (state ``0`` after a state that was not), or None
+    when it never passed: a check that was never ``1`` at any step never turned green.
+
+    ``states`` are the check's states at steps 0..n (``""`` when not graded yet).
+    """
+    if "1" not in states:
+        return None
+    turned = None
+    for n, state in enumerate(states):
+        if state == "0" and (n == 0 or states[n - 1] != "0"):
+            turned = n
+    return turned
+
+
+def _page(pages: dict[str, FailureKind], axis: GalleryAxis, name: str) -> FailureKind:
+    key = f"{axis.name}:{name}"
+    if key not in pages:
+        pages[key] = FailureKind(axis=axis, name=name, file=f"gallery/{axis.name}-{slug(name)}.html")
+    return pages[key]
+
+
+def _failure_example(document: dict[str, Any], task: TaskInfo, check: dict[str, Any],
+                     detail: str, states: list[str]) -> dict[str, Any]:
+    """One failing check of a run as a gallery example (the step where it last turned red)."""
+    turned = last_turned_red(states)
+    return {
+        "run_id": document["run_id"],
+        "task_id": task.id,
+        "policy": document.get("policy"),
+        "check_id": check["id"],
+        "label": check.get("label") or check["id"],
+        "detail": detail,
+        "step": turned if turned is not None else len(states) - 1,
+        "never_green": turned is None,
+        "status": document.get("status", "complete"),
+    }
+
+
+def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: TaskInfo,
+             steps: list[dict[str, Any]]) -> None:
+    """Every check of one graded alerting run on its family and kind pages, its failures counted."""
+    run_id = document["run_id"]
+    kinds = {r["id"]: r.get("kind") or GENERAL_KIND for r in task.requirements}
+    last = steps[-1]
+    for index, check in enumerate(task.checks):
+        family = str(check.get("family") or "unknown")
+        kind = str(kinds.get(check.get("req"), GENERAL_KIND) if check.get("req") else GENERAL_KIND)
+        targets = [_page(pages, FAMILY, family), _page(pages, KIND, kind)]
+        for page in targets:
+            page.runs_with.add(run_id)
+            page.checks.add((task.id, check["id"]))
+        if not last["checks"] or last["checks"][index] != "0":
+            continue
+        states = [step["checks"][index] if step["checks"] else "" for step in steps]
+        detail = last["failed"].get(check["id"], "") or "(no detail recorded)"
+        example = _failure_example(document, task, check, detail, states)
+        for page in targets:
+            page.add_failure(run_id, detail, example)
+
+
+def build_check_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """Gallery data from ``[(run document, task, full steps), ...]`` (alerting runs count; others skip).
+
+    ``full steps`` carry each step's ``checks`` string and the complete ``failed`` map. Returns
+    ``{"families": [page...], "kinds": [page...]}``, each page as
+    :meth:`exporter.gallery.FailureKind.as_dict`, sorted by name.
+    """
+    pages: dict[str, FailureKind] = {}
+    for document, task, steps in sorted(runs, key=lambda item: item[0]["run_id"]):
+        if document["kind"] == "alerting" and task.checks:
+            _add_run(pages, document, task, steps)
+    by_axis: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for page in sorted(pages.values(), key=lambda p: (p.axis.name, p.name)):
+        by_axis[page.axis.name].append(page.as_dict())
+    return {"families": by_axis["family"], "kinds": by_axis["kind"]}

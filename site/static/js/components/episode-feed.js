@@ -1,0 +1,67 @@
+// The lists of an episode run's board (laid out in site/templates/_episode_board.html): active
+// alerts (new and cleared ones marked), recent logs by service, and the evidence log.
+//
+// Every string from a run goes in as text (lib/dom.js), never as HTML.
+
+import { byId, el, fill } from "../lib/dom.js";
+import { isObject, list, showIf } from "../lib/episode-data.js";
+
+function alertItem(alert, isNew) {
+  return el(
+    "li",
+    { class: ["alert", `severity-${alert.severity}`], dataset: { alertId: String(alert.id), new: isNew ? "1" : "0" } },
+    el("span", { class: "badge badge-severity" }, String(alert.severity ?? "?")),
+    " ",
+    el("code", null, String(alert.id ?? "")),
+    " ",
+    el("strong", null, String(alert.service ?? "")),
+    isNew ? el("span", { class: "changed-mark" }, "new") : null,
+    alert.acknowledged ? el("span", { class: "badge badge-muted" }, "acknowledged") : null,
+    el("div", { class: "alert-message" }, String(alert.message ?? "")),
+  );
+}
+
+/** The active alerts of the observation in force, and those cleared at this step. */
+export function renderAlerts(observation, env) {
+  const alerts = list(observation && observation.active_alerts).filter(isObject);
+  const fresh = env && env.observation ? env : null;
+  const isNew = new Set(fresh ? list(env.alerts_new) : []);
+  showIf(byId("episode-alerts-none"), !alerts.length);
+  showIf(byId("episode-alerts"), alerts.length > 0);
+  fill(byId("episode-alerts"), alerts.map((alert) => alertItem(alert, isNew.has(String(alert.id)))));
+  const cleared = fresh ? list(env.alerts_cleared) : [];
+  const clearedNote = byId("episode-alerts-cleared");
+  fill(clearedNote, showIf(clearedNote, cleared.length > 0) ? `Cleared since the previous step: ${cleared.join(", ")}.` : "");
+}
+
+/** The recent logs of the observation in force, one block a service. */
+export function renderLogs(observation) {
+  const logs = observation && isObject(observation.recent_logs) ? observation.recent_logs : {};
+  const names = Object.keys(logs);
+  showIf(byId("episode-logs-none"), !names.length);
+  fill(
+    byId("episode-logs-body"),
+    names.map((name) => el("div", { class: "log-service", dataset: { service: name } }, el("h4", null, name), el("pre", { class: "text-block log-lines" }, list(logs[name]).map(String).join("\n")))),
+  );
+}
+
+function evidenceItem(entry, isNew) {
+  return el(
+    "li",
+    { dataset: { step: String(entry.step ?? ""), new: isNew ? "1" : "0" } },
+    el("span", { class: "muted" }, `step ${entry.step ?? "?"} \u00b7 `),
+    el("code", null, String(entry.source ?? "")),
+    isNew ? el("span", { class: "changed-mark" }, "new") : null,
+    el("div", null, String(entry.summary ?? "")),
+    entry.raw ? el("details", null, el("summary", null, "Raw"), el("pre", { class: "text-block" }, String(entry.raw))) : null,
+  );
+}
+
+/** The evidence log of the observation in force, entries added at this step marked new. */
+export function renderEvidence(observation, env) {
+  const evidence = list(observation && observation.evidence_log).filter(isObject);
+  const fresh = env && env.observation ? env.evidence_new || 0 : 0;
+  showIf(byId("episode-evidence-none"), !evidence.length);
+  showIf(byId("episode-evidence"), evidence.length > 0);
+  fill(byId("episode-evidence"), evidence.map((entry, index) => evidenceItem(entry, index >= evidence.length - fresh)));
+}
