@@ -18,7 +18,7 @@ from tasks.generator.repo import (
     RUNBOOK_BASE,
     alertmanager_doc,
     burn_alert,
-    decoy_postmortems,
+    company_repo,
     dump_yaml,
     inhibit_rule,
     neighbour_files,
@@ -190,10 +190,7 @@ def _burn_alert_requirement(target: Service, alert_name: str, for_s: int) -> dic
 def postmortem(world: World) -> str:
     """The postmortem that reports the HighErrorRatio repair's symptom."""
     req = requirement(world, "repair")
-    return defects.postmortem(
-        req["postmortem"], "HighErrorRatio", req["defect"], world.seed,
-        "Make HighErrorRatio behave; it should still open a ticket when a service serves more "
-        "than 10% errors for 10 minutes.", alert="HighErrorRatio", service=req["service"])
+    return defects.high_error_ratio_postmortem(req, world.seed)
 
 
 def _repairs(world: World) -> list[dict]:
@@ -217,11 +214,8 @@ def pristine_files(world: World) -> dict[str, str]:
     if world.tier == "medium":  # hard: defects with no postmortem, among decoys
         repair = requirement(world, "repair")
         files[f"postmortems/{repair['postmortem']}.md"] = postmortem(world)
-    files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world, max_rules=4 if world.tier == "easy" else None))
-    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, target, routed=False))
-    files["README.md"] = readme(world)
-    return files
+    return company_repo(world, files, neighbour_files(world, max_rules=4 if world.tier == "easy" else None),
+                        alertmanager_config(world, target, routed=False), readme(world))
 
 
 HIGH_ERROR_RATIO = defects.ratio_rule("HighErrorRatio", 0.1, 600, {"severity": "ticket"})

@@ -21,9 +21,10 @@ from tasks.generator.repo import (
     CLUSTER_INHIBIT,
     RUNBOOK_BASE,
     alertmanager_doc,
-    decoy_postmortems,
+    company_repo,
     dump_yaml,
     neighbour_files,
+    no_reference_records,
     rules_file,
     services_table,
     team_receivers,
@@ -305,10 +306,7 @@ def alertmanager_config(world: World, migrated: bool) -> dict:
 def postmortem(world: World) -> str:
     """The postmortem that reports the HighErrorRatio repair's symptom (medium and hard)."""
     req = _req(world, "P2")
-    return defects.postmortem(
-        req["postmortem"], "HighErrorRatio", req["defect"], world.seed,
-        "Make HighErrorRatio behave; it should still open a ticket when a service serves more "
-        "than 10% errors for 10 minutes.", alert="HighErrorRatio", service=req["service"])
+    return defects.high_error_ratio_postmortem(req, world.seed)
 
 
 def pristine_files(world: World) -> dict[str, str]:
@@ -316,11 +314,8 @@ def pristine_files(world: World) -> dict[str, str]:
     files = {"rules/service-health.yml": service_health(world, fixed=False)}
     if _req(world, "P2"):
         files[f"postmortems/{_req(world, 'P2')['postmortem']}.md"] = postmortem(world)
-    files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world, max_rules=4 if world.tier == "easy" else None))
-    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, migrated=False))
-    files["README.md"] = readme(world)
-    return files
+    return company_repo(world, files, neighbour_files(world, max_rules=4 if world.tier == "easy" else None),
+                        alertmanager_config(world, migrated=False), readme(world))
 
 
 def solution_files(world: World) -> dict[str, str]:
@@ -333,7 +328,7 @@ def solution_files(world: World) -> dict[str, str]:
 
 def reference_records(world: World) -> str:
     """No burn-rate alerts in this workflow, so no reference SLI records: ``groups: []``."""
-    return dump_yaml({"groups": []})
+    return no_reference_records()
 
 
 def readme(world: World) -> str:
