@@ -87,9 +87,9 @@ def alert_checks(catalog: Catalog, world: World, req: dict, scenarios: dict[str,
                 {"type": "rule_count", "kind": "alert", "name": alert, "expect": 1})
     steady = _outage_checks(probes)
     if (req.get("condition") or {"type": "burn"})["type"] == "down":
-        down_probes(probes)
+        _down_probes(probes)
     else:
-        traffic_probes(probes, steady)
+        _traffic_probes(probes, steady)
     _static_label_checks(probes)
     _annotation_checks(probes, steady)
 
@@ -200,7 +200,7 @@ def _annotation_checks(probes: AlertProbes, label_at: int) -> None:
                             "key": key, "expect": expect})
 
 
-def traffic_probes(probes: AlertProbes, steady: int) -> None:
+def _traffic_probes(probes: AlertProbes, steady: int) -> None:
     """Fire and Silent probes of an error-ratio or burn-rate alert beyond its outage."""
     alert, service, scenarios = probes.req["alert"], probes.req["service"], probes.scenarios
     silent, fire = probes.silent, probes.fire
@@ -238,7 +238,7 @@ def traffic_probes(probes: AlertProbes, steady: int) -> None:
                    "With no requests the SLI is 0/0 = NaN: that is no burn, and must not page")
 
 
-def down_probes(probes: AlertProbes) -> None:
+def _down_probes(probes: AlertProbes) -> None:
     """Fire and Silent probes of a "service down" alert beyond its outage."""
     service, for_min, silent = probes.req["service"], probes.for_min, probes.silent
     for t in (60 + for_min + MARGIN + 1, 80) if "vanish" in probes.scenarios else ():
