@@ -17,7 +17,7 @@ from corpus_sample import SAMPLE
 from contract.files import dump_json, read_json
 from contract.paths import TASKS_DIR, task_dirs
 from grader.grade import grade
-from tasks.generator.checks import derive_catalog
+from tasks.generator.catalog import derive_catalog
 
 TASKS = task_dirs(TASKS_DIR)
 SAMPLED = SAMPLE

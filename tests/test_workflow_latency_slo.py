@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from grader.grade import grade
-from tasks.generator.checks import derive_catalog
+from tasks.generator.catalog import derive_catalog
 from tasks.generator.generate import task_files, write_task
 from tasks.generator.repo import rule_groups
 from tasks.generator.workflows import latency_slo as wf

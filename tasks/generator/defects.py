@@ -232,6 +232,18 @@ def postmortem(number: str, title: str, defect: str, seed: int, action: str, **n
     ])
 
 
+HIGH_ERROR_RATIO_ACTION = ("Make HighErrorRatio behave; it should still open a ticket when a "
+                           "service serves more than 10% errors for 10 minutes.")
+"""The action item of a postmortem that reports a HighErrorRatio defect (the goal, not the fix)."""
+
+
+def high_error_ratio_postmortem(req: dict, seed: int) -> str:
+    """The postmortem of a HighErrorRatio repair requirement ``req`` (its ``postmortem``
+    number, ``defect`` and ``service``): the defect's symptom, paraphrase chosen by ``seed``."""
+    return postmortem(req["postmortem"], "HighErrorRatio", req["defect"], seed,
+                      HIGH_ERROR_RATIO_ACTION, alert="HighErrorRatio", service=req["service"])
+
+
 def down_repair(rid: str, svc: Service, defect: str, **extra) -> dict:
     """A repair requirement on ``svc``'s Down alert (``up`` == 0 for 2m, page to its team),
     shipped with ``defect``; ``extra`` adds fields (``postmortem``...)."""

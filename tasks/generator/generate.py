@@ -13,7 +13,8 @@ from pathlib import Path
 
 from contract.files import dump_json
 from tasks.generator import harbor, repo
-from tasks.generator.checks import CatalogError, derive_catalog
+from tasks.generator.catalog import derive_catalog
+from tasks.generator.checks import CatalogError
 from tasks.generator.workflows import ORDER, implemented, workflow
 from tasks.generator.world import World
 

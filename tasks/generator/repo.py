@@ -180,6 +180,24 @@ def decoy_postmortems(world: World) -> dict[str, str]:
     return files
 
 
+def company_repo(world: World, own: dict[str, str], neighbours: dict[str, str],
+                 alertmanager: dict, readme: str) -> dict[str, str]:
+    """A pristine monitoring repo: path -> file text, in this order: the workflow's ``own``
+    files (rules, postmortems), the decoy postmortems, the community ``neighbours``,
+    ``alertmanager/alertmanager.yml`` (``alertmanager`` as YAML) and ``README.md``."""
+    files = dict(own)
+    files.update(decoy_postmortems(world))
+    files.update(neighbours)
+    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager)
+    files["README.md"] = readme
+    return files
+
+
+def no_reference_records() -> str:
+    """``reference_records.yml`` of a workflow with no burn-rate alert: ``groups: []``."""
+    return dump_yaml({"groups": []})
+
+
 def team_receivers(world: World, names: dict[str, str] | None = None) -> list[dict]:
     """``default-slack``, the audit log, and one pager receiver per team (``names``: team ->
     receiver name, default ``world.teams``)."""

@@ -26,9 +26,11 @@ from tasks.generator.repo import (
     CLUSTER_INHIBIT,
     ROUTING_CONVENTIONS,
     alertmanager_doc,
+    company_repo,
     decoy_postmortems,
     dump_yaml,
     neighbour_files,
+    no_reference_records,
     rules_file,
     services_table,
     team_receivers,
@@ -228,11 +230,8 @@ def pristine_files(world: World) -> dict[str, str]:
     """The monitoring repo before the change requests: path -> file text."""
     files = _render_rules(world, fixed=False)
     files.update(postmortems(world))
-    files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world))
-    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, fixed=False))
-    files["README.md"] = readme(world)
-    return files
+    return company_repo(world, files, neighbour_files(world),
+                        alertmanager_config(world, fixed=False), readme(world))
 
 
 def _inhibit_rule(source: str, targets: list[str]) -> dict:
@@ -267,7 +266,7 @@ def solution_files(world: World) -> dict[str, str]:
 
 def reference_records(world: World) -> str:
     """No burn alerts here: no reference SLI records (``groups: []``)."""
-    return dump_yaml({"groups": []})
+    return no_reference_records()
 
 
 def readme(world: World) -> str:

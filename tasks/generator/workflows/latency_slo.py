@@ -20,7 +20,7 @@ from tasks.generator.repo import (
     ROUTING_CONVENTIONS,
     RUNBOOK_BASE,
     alertmanager_doc,
-    decoy_postmortems,
+    company_repo,
     dump_yaml,
     inhibit_rule,
     neighbour_files,
@@ -181,10 +181,7 @@ def _repairs(world: World) -> list[dict]:
 def postmortem(world: World) -> str:
     """The postmortem that reports the HighErrorRatio repair's symptom (never its fix)."""
     req = next(r for r in _repairs(world) if r["alert"] == "HighErrorRatio")
-    return defects.postmortem(
-        req["postmortem"], "HighErrorRatio", req["defect"], world.seed,
-        "Make HighErrorRatio behave; it should still open a ticket when a service serves more "
-        "than 10% errors for 10 minutes.", alert="HighErrorRatio", service=req["service"])
+    return defects.high_error_ratio_postmortem(req, world.seed)
 
 
 def recording_file(world: World, with_target: bool) -> str:
@@ -240,11 +237,8 @@ def pristine_files(world: World) -> dict[str, str]:
         files["rules/service-health.yml"] = service_health(world, fixed=False)
     if world.tier == "medium":  # hard: defects with no postmortem, among decoys
         files[f"postmortems/{requirement(world, 'repair')['postmortem']}.md"] = postmortem(world)
-    files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world))
-    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, routed=False))
-    files["README.md"] = readme(world)
-    return files
+    return company_repo(world, files, neighbour_files(world),
+                        alertmanager_config(world, routed=False), readme(world))
 
 
 def solution_files(world: World) -> dict[str, str]:

@@ -26,10 +26,11 @@ from tasks.generator.repo import (
     ROUTING_CONVENTIONS,
     RUNBOOK_BASE,
     alertmanager_doc,
-    decoy_postmortems,
+    company_repo,
     dump_yaml,
     inhibit_rule,
     neighbour_files,
+    no_reference_records,
     requirement,
     rules_file,
     services_table,
@@ -252,8 +253,7 @@ def postmortems(world: World) -> dict[str, str]:
         if req["condition"]["type"] == "down":
             action = f"{req['alert']} must page within a few minutes of a total outage of {req['service']}."
         else:
-            action = ("Make HighErrorRatio behave; it should still open a ticket when a service "
-                      "serves more than 10% errors for 10 minutes.")
+            action = defects.HIGH_ERROR_RATIO_ACTION
         files[f"postmortems/{req['postmortem']}.md"] = defects.postmortem(
             req["postmortem"], req["alert"], req["defect"], world.seed, action,
             alert=req["alert"], service=req["service"])
@@ -275,11 +275,8 @@ def pristine_files(world: World) -> dict[str, str]:
     """The monitoring repo before the change requests: path -> file text."""
     files = {"rules/service-health.yml": service_health(world, fixed=False)}
     files.update(postmortems(world))
-    files.update(decoy_postmortems(world))
-    files.update(_neighbours(world))
-    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, fixed=False))
-    files["README.md"] = readme(world)
-    return files
+    return company_repo(world, files, _neighbours(world),
+                        alertmanager_config(world, fixed=False), readme(world))
 
 
 def solution_files(world: World) -> dict[str, str]:
@@ -292,7 +289,7 @@ def solution_files(world: World) -> dict[str, str]:
 
 def reference_records(world: World) -> str:
     """No burn alerts in this workflow: no reference SLI records."""
-    return dump_yaml({"groups": []})
+    return no_reference_records()
 
 
 def readme(world: World) -> str:

@@ -18,7 +18,7 @@ from tasks.generator.repo import (
     RUNBOOK_BASE,
     alertmanager_doc,
     burn_alert,
-    decoy_postmortems,
+    company_repo,
     dump_yaml,
     inhibit_rule,
     neighbour_files,
@@ -55,11 +55,39 @@ def sample(task_id: str, tier: str, seed: int) -> World:
     """
     rng = random.Random(f"slo-onboarding/{tier}/{seed}")
     company = rng.choice(COMPANIES)
+    services = _services(rng, tier)
+    receivers = {svc.team: f"{svc.team}-pager" for svc in services}
+    defect = rng.choice(REPAIR_DEFECTS)
+    postmortem = f"PM-{rng.randrange(1000, 9999)}"
+    for_s = rng.choice([240, 300, 360])
+    world = World(
+        task_id=task_id,
+        workflow="slo-onboarding",
+        tier=tier,
+        seed=seed,
+        company=company,
+        services=services,
+        teams=receivers,
+        rules_format="PrometheusRule" if tier == "hard" and seed % 2 == 1 else "plain",
+    )
+    world.requirements = _requirements(services, receivers, for_s,
+                                       defects.high_error_ratio_repair(
+                                           "P1", services[1], defect, postmortem,
+                                           "Repair HighErrorRatio (see the postmortem)"))
+    if tier == "easy":  # the core of the change: records, the alert and its route
+        world.requirements = [r for r in world.requirements if r["kind"] in ("recording", "alert", "route")]
+    if tier == "hard":  # two more Down alerts misbehave, reported by nobody
+        for rid, svc, defect in (("P2", services[2], "per-pod"), ("P3", services[3], "for-too-long")):
+            world.requirements.append(defects.down_repair(rid, svc, defect))
+    return world
+
+
+def _services(rng: random.Random, tier: str) -> list[Service]:
+    """The grpc target (3 pods) first, then 2-4 http services (by tier), each with its own team."""
     target_name = rng.choice(GRPC_SERVICES)
     n_http = {"easy": 2, "medium": 3, "hard": 4}[tier]
     http_names = rng.sample(HTTP_SERVICES, n_http)
     teams = rng.sample(TEAMS, n_http + 1)
-    target_team = teams[0]
     slo = rng.choice([0.99, 0.995, 0.999])
 
     def pods_traffic(count: int) -> list[float]:
@@ -67,7 +95,7 @@ def sample(task_id: str, tier: str, seed: int) -> World:
 
     target = Service(
         name=target_name,
-        team=target_team,
+        team=teams[0],
         family="grpc",
         pods=3,
         requests_per_minute=pods_traffic(3),
@@ -90,25 +118,16 @@ def sample(task_id: str, tier: str, seed: int) -> World:
         )
     for svc in services[1:]:
         svc.requests_per_minute = pods_traffic(svc.pods)
+    return services
 
-    receivers = {team: f"{team}-pager" for team in teams}
-    repair_service = services[1]
-    defect = rng.choice(REPAIR_DEFECTS)
-    postmortem = f"PM-{rng.randrange(1000, 9999)}"
+
+def _requirements(services: list[Service], receivers: dict[str, str], for_s: int,
+                  repair: dict) -> list[dict]:
+    """C1, A1, P1 (``repair``), R1 and I1 on the target ``services[0]``, in that order."""
+    target = services[0]
     alert_name = f"{target.camel}ErrorBudgetBurnFast"
     down_name = f"{target.camel}Down"
-    for_s = rng.choice([240, 300, 360])
-    world = World(
-        task_id=task_id,
-        workflow="slo-onboarding",
-        tier=tier,
-        seed=seed,
-        company=company,
-        services=services,
-        teams=receivers,
-        rules_format="PrometheusRule" if tier == "hard" and seed % 2 == 1 else "plain",
-    )
-    world.requirements = [
+    return [
         {
             "id": "C1",
             "kind": "recording",
@@ -117,38 +136,16 @@ def sample(task_id: str, tier: str, seed: int) -> World:
             "records": {"5m": RECORD_SHORT, "1h": RECORD_LONG},
             "title": f"SLI recording rules for {target.name} (grpc family)",
         },
-        {
-            "id": "A1",
-            "kind": "alert",
-            "weight": 3,
-            "alert": alert_name,
-            "service": target.name,
-            "slo": slo,
-            "factor": BURN_FACTOR,
-            "threshold": burn_threshold(slo),
-            "windows": {"long": "1h", "short": "5m"},
-            "records": {"short": RECORD_SHORT, "long": RECORD_LONG},
-            "for_s": for_s,
-            "labels": {"severity": "page", "team": target_team},
-            "condition": {"type": "burn"},
-            "reference_records": True,
-            "annotations": {
-                "summary": {"present": True},
-                "description": {"contains": target.name},
-                "runbook_url": {"equals": f"https://runbooks.example.internal/slo/{target.name}"},
-            },
-            "title": f"Fast-burn alert {alert_name} for {target.name} (SLO {slo})",
-        },
-        defects.high_error_ratio_repair("P1", repair_service, defect, postmortem,
-                                        "Repair HighErrorRatio (see the postmortem)"),
+        _burn_alert_requirement(target, alert_name, for_s),
+        repair,
         {
             "id": "R1",
             "kind": "route",
             "weight": 2,
-            "team": target_team,
-            "receiver": receivers[target_team],
+            "team": target.team,
+            "receiver": receivers[target.team],
             "service": target.name,
-            "title": f"Route team {target_team}'s alerts to {receivers[target_team]}",
+            "title": f"Route team {target.team}'s alerts to {receivers[target.team]}",
         },
         {
             "id": "I1",
@@ -162,21 +159,38 @@ def sample(task_id: str, tier: str, seed: int) -> World:
             "for the same service",
         },
     ]
-    if tier == "easy":  # the core of the change: records, the alert and its route
-        world.requirements = [r for r in world.requirements if r["kind"] in ("recording", "alert", "route")]
-    if tier == "hard":  # two more Down alerts misbehave, reported by nobody
-        for rid, svc, defect in (("P2", services[2], "per-pod"), ("P3", services[3], "for-too-long")):
-            world.requirements.append(defects.down_repair(rid, svc, defect))
-    return world
+
+
+def _burn_alert_requirement(target: Service, alert_name: str, for_s: int) -> dict:
+    """A1: the target's multi-window fast-burn alert (SRE Workbook ch. 5, factor 14.4)."""
+    return {
+        "id": "A1",
+        "kind": "alert",
+        "weight": 3,
+        "alert": alert_name,
+        "service": target.name,
+        "slo": target.slo,
+        "factor": BURN_FACTOR,
+        "threshold": burn_threshold(target.slo),
+        "windows": {"long": "1h", "short": "5m"},
+        "records": {"short": RECORD_SHORT, "long": RECORD_LONG},
+        "for_s": for_s,
+        "labels": {"severity": "page", "team": target.team},
+        "condition": {"type": "burn"},
+        "reference_records": True,
+        "annotations": {
+            "summary": {"present": True},
+            "description": {"contains": target.name},
+            "runbook_url": {"equals": f"https://runbooks.example.internal/slo/{target.name}"},
+        },
+        "title": f"Fast-burn alert {alert_name} for {target.name} (SLO {target.slo})",
+    }
 
 
 def postmortem(world: World) -> str:
     """The postmortem that reports the HighErrorRatio repair's symptom."""
     req = requirement(world, "repair")
-    return defects.postmortem(
-        req["postmortem"], "HighErrorRatio", req["defect"], world.seed,
-        "Make HighErrorRatio behave; it should still open a ticket when a service serves more "
-        "than 10% errors for 10 minutes.", alert="HighErrorRatio", service=req["service"])
+    return defects.high_error_ratio_postmortem(req, world.seed)
 
 
 def _repairs(world: World) -> list[dict]:
@@ -200,11 +214,8 @@ def pristine_files(world: World) -> dict[str, str]:
     if world.tier == "medium":  # hard: defects with no postmortem, among decoys
         repair = requirement(world, "repair")
         files[f"postmortems/{repair['postmortem']}.md"] = postmortem(world)
-    files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world, max_rules=4 if world.tier == "easy" else None))
-    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, target, routed=False))
-    files["README.md"] = readme(world)
-    return files
+    return company_repo(world, files, neighbour_files(world, max_rules=4 if world.tier == "easy" else None),
+                        alertmanager_config(world, target, routed=False), readme(world))
 
 
 HIGH_ERROR_RATIO = defects.ratio_rule("HighErrorRatio", 0.1, 600, {"severity": "ticket"})

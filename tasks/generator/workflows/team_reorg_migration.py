@@ -21,9 +21,10 @@ from tasks.generator.repo import (
     CLUSTER_INHIBIT,
     RUNBOOK_BASE,
     alertmanager_doc,
-    decoy_postmortems,
+    company_repo,
     dump_yaml,
     neighbour_files,
+    no_reference_records,
     rules_file,
     services_table,
     team_receivers,
@@ -93,11 +94,12 @@ def sample(task_id: str, tier: str, seed: int) -> World:
     old, migrated, loser, gainer = teams[:4]
     http = rng.sample(HTTP_SERVICES, 6 if tier == "hard" else 5 if bigger else 3)
     grpc = rng.sample(GRPC_SERVICES, 3 if tier == "hard" else 2 if bigger else 1)
-    s1 = _service(rng, http[0], new)  # taken over by the new team
-    s2 = _service(rng, http[1], loser)  # moved to gainer, keeps loser's label
-    s4 = _service(rng, grpc[0], migrated)
-    s5 = _service(rng, http[2], loser)
-    services = [s1, s2, s4, s5]
+    cast = {"new": new, "old": old, "migrated": migrated, "loser": loser, "gainer": gainer,
+            "s1": _service(rng, http[0], new),  # taken over by the new team
+            "s2": _service(rng, http[1], loser),  # moved to gainer, keeps loser's label
+            "s4": _service(rng, grpc[0], migrated),
+            "s5": _service(rng, http[2], loser)}
+    services = [cast["s1"], cast["s2"], cast["s4"], cast["s5"]]
     names = {team: f"{team}-pager" for team in teams}
     names[migrated] = f"{migrated}-oncall"
     names[new] = f"{new}-pager"
@@ -105,9 +107,26 @@ def sample(task_id: str, tier: str, seed: int) -> World:
     world = World(task_id=task_id, workflow=NAME, tier=tier, seed=seed, company=company,
                   services=services, teams=names,
                   rules_format="PrometheusRule" if tier == "hard" and seed % 2 == 1 else "plain")
+    reqs = _reorg_requirements(cast, names, order, bigger)
+    if bigger:  # the gainer's own service, the merge, a HighErrorRatio defect with a postmortem
+        cast.update(merged=teams[4], into=teams[5])
+        services += _add_merge(rng, cast, http, grpc, reqs, order)
+    if tier == "hard":
+        services += _add_hard_requirements(rng, cast, http, grpc, reqs, names, order)
+    _complete_route_cases(reqs, services, cast, bigger)
+    world.requirements = reqs
+    return world
+
+
+def _reorg_requirements(cast: dict, names: dict[str, str], order: list[str],
+                        bigger: bool) -> list[dict]:
+    """P1, R1, R2, R3 and I1 (every tier); R1's negatives and R2's positives are completed by
+    :func:`_complete_route_cases` once every service is drawn."""
+    s1, s2, s4, s5 = (cast[key] for key in ("s1", "s2", "s4", "s5"))
+    new, migrated, gainer, loser = (cast[key] for key in ("new", "migrated", "gainer", "loser"))
     s2_pos = {"alertname": f"{s2.camel}Down", "service": s2.name, "severity": "page", "team": loser}
-    reqs = [
-        _down_req("P1", s1, "wrong-team", old_team=old),
+    return [
+        _down_req("P1", s1, "wrong-team", old_team=cast["old"]),
         {"id": "R1", "kind": "route", "weight": 2, "team": new, "receiver": names[new],
          "service": s1.name, "chain_alert": f"{s1.camel}Down", "cases": {
              "positives": [{"alertname": f"{s1.camel}Down", "service": s1.name,
@@ -132,56 +151,78 @@ def sample(task_id: str, tier: str, seed: int) -> World:
                                  {**s2_pos, "service": s5.name, "alertname": f"{s5.camel}LatencyHigh"}
                                  ][:2 if bigger else 1]},
          "title": f"Route {s2.name} to {gainer} by service, before the team routes"},
-        {"id": "I1", "kind": "inhibit", "weight": 2, "source": f"{s1.camel}Down",
-         "targets": ["HighErrorRatio"], "target_severity": {"HighErrorRatio": "ticket"},
-         "equal": ["service"], "service": s1.name, "replaces": {"inhibit_rules": [2]},
-         "title": f"While {s1.camel}Down fires, mute HighErrorRatio for {s1.name} again"},
+        _inhibit_req("I1", s1, 2),
     ]
-    if bigger:  # the gainer's own service, the merge, a HighErrorRatio defect with a postmortem
-        merged, into = teams[4:6]
-        s6 = _service(rng, http[3], gainer)
-        s7 = _service(rng, http[4], into)
-        s8 = _service(rng, grpc[1], into)
-        services += [s6, s7, s8]
-        ratio_svc = rng.choice([s5, s6])
-        reqs.insert(1, defects.high_error_ratio_repair("P2", ratio_svc, rng.choice(REPAIR_DEFECTS),
-                                               f"PM-{rng.randrange(1000, 9999)}"))
-        reqs.insert(2, _down_req("P3", s7, "wrong-team", old_team=merged, replaces={
-            "receivers": [f"{merged}-pager"], "routes": [2 + order.index(merged)]}))
-    if tier == "hard":
-        s3 = _service(rng, http[5], old)
-        s9 = _service(rng, grpc[2], migrated)
-        services += [s3, s9]
-        reqs.insert(3, _down_req("P4", s6, rng.choice(["per-pod", "for-too-long"])))
-        reqs.append({  # the merged team's leftover alerts page the team it merged into
-            "id": "R4", "kind": "route", "weight": 2, "team": into, "receiver": names[into],
-            "service": s7.name, "chain_alert": None, "merged_team": merged,
-            "replaces": {"receivers": [f"{merged}-pager"],  # either team's route may be merged
-                         "routes": sorted(2 + order.index(t) for t in (merged, into))},
-            "cases": {"positives": [{"alertname": f"{s7.camel}Down", "service": s7.name,
-                                     "severity": "page", "team": merged},
-                                    {"alertname": f"{s8.camel}Down", "service": s8.name,
-                                     "severity": "page", "team": into},
-                                    {"alertname": "BackupJobFailed", "severity": "page",
-                                     "team": merged}],
-                      "negatives": [{"alertname": f"{svc.camel}Down", "service": svc.name,
-                                     "severity": "page", "team": svc.team} for svc in (s5, s4)]},
-            "title": f"Alerts still labelled {merged} page {into}"})
-        names[merged] = names[into]
-        reqs.append({"id": "I2", "kind": "inhibit", "weight": 2, "source": f"{s7.camel}Down",
-                     "targets": ["HighErrorRatio"], "target_severity": {"HighErrorRatio": "ticket"},
-                     "equal": ["service"], "service": s7.name, "replaces": {"inhibit_rules": [3]},
-                     "title": f"While {s7.camel}Down fires, mute HighErrorRatio for {s7.name} again"})
+
+
+def _inhibit_req(rid: str, svc: Service, rule_index: int) -> dict:
+    """An inhibit requirement: ``svc``'s Down alert mutes HighErrorRatio for ``svc`` again, in
+    place of pristine inhibit rule ``rule_index`` (1-based), which a reorg broke."""
+    return {"id": rid, "kind": "inhibit", "weight": 2, "source": f"{svc.camel}Down",
+            "targets": ["HighErrorRatio"], "target_severity": {"HighErrorRatio": "ticket"},
+            "equal": ["service"], "service": svc.name, "replaces": {"inhibit_rules": [rule_index]},
+            "title": f"While {svc.camel}Down fires, mute HighErrorRatio for {svc.name} again"}
+
+
+def _add_merge(rng: random.Random, cast: dict, http: list[str], grpc: list[str],
+               reqs: list[dict], order: list[str]) -> list[Service]:
+    """Medium and hard: services S6 (gainer), S7 and S8 (into) join ``cast``; P2 (a seeded
+    HighErrorRatio defect with a postmortem) and P3 (S7Down still labelled ``merged``) go in
+    after P1. Returns the new services."""
+    merged = cast["merged"]
+    s6 = _service(rng, http[3], cast["gainer"])
+    s7 = _service(rng, http[4], cast["into"])
+    s8 = _service(rng, grpc[1], cast["into"])
+    cast.update(s6=s6, s7=s7, s8=s8)
+    ratio_svc = rng.choice([cast["s5"], s6])
+    reqs.insert(1, defects.high_error_ratio_repair("P2", ratio_svc, rng.choice(REPAIR_DEFECTS),
+                                                   f"PM-{rng.randrange(1000, 9999)}"))
+    reqs.insert(2, _down_req("P3", s7, "wrong-team", old_team=merged, replaces={
+        "receivers": [f"{merged}-pager"], "routes": [2 + order.index(merged)]}))
+    return [s6, s7, s8]
+
+
+def _add_hard_requirements(rng: random.Random, cast: dict, http: list[str], grpc: list[str],
+                           reqs: list[dict], names: dict[str, str], order: list[str]) -> list[Service]:
+    """Hard: services S3 (old) and S9 (migrated), P4 (S6's Down alert with a per-pod or
+    too-long ``for`` defect), R4 (the merged team's leftover alerts page ``into``, whose
+    receiver ``names`` now gives the merged team too) and I2. Returns the new services."""
+    merged, into, s7, s8 = cast["merged"], cast["into"], cast["s7"], cast["s8"]
+    s3 = _service(rng, http[5], cast["old"])
+    s9 = _service(rng, grpc[2], cast["migrated"])
+    reqs.insert(3, _down_req("P4", cast["s6"], rng.choice(["per-pod", "for-too-long"])))
+    reqs.append({  # the merged team's leftover alerts page the team it merged into
+        "id": "R4", "kind": "route", "weight": 2, "team": into, "receiver": names[into],
+        "service": s7.name, "chain_alert": None, "merged_team": merged,
+        "replaces": {"receivers": [f"{merged}-pager"],  # either team's route may be merged
+                     "routes": sorted(2 + order.index(t) for t in (merged, into))},
+        "cases": {"positives": [{"alertname": f"{s7.camel}Down", "service": s7.name,
+                                 "severity": "page", "team": merged},
+                                {"alertname": f"{s8.camel}Down", "service": s8.name,
+                                 "severity": "page", "team": into},
+                                {"alertname": "BackupJobFailed", "severity": "page",
+                                 "team": merged}],
+                  "negatives": [{"alertname": f"{svc.camel}Down", "service": svc.name,
+                                 "severity": "page", "team": svc.team}
+                                for svc in (cast["s5"], cast["s4"])]},
+        "title": f"Alerts still labelled {merged} page {into}"})
+    names[merged] = names[into]
+    reqs.append(_inhibit_req("I2", s7, 3))
+    return [s3, s9]
+
+
+def _complete_route_cases(reqs: list[dict], services: list[Service], cast: dict,
+                          bigger: bool) -> None:
+    """R2's positives: every Down alert of the migrated team; R1's negatives gain, first, the
+    Down alerts of every service the new team does not own (easy: S4's only)."""
     r2 = next(r for r in reqs if r["id"] == "R2")
     r2["cases"]["positives"] = [{"alertname": f"{svc.camel}Down", "service": svc.name,
-                                 "severity": "page", "team": migrated}
-                                for svc in services if svc.team == migrated]
-    others = [svc for svc in services if svc.team != new] if bigger else [s4]
+                                 "severity": "page", "team": cast["migrated"]}
+                                for svc in services if svc.team == cast["migrated"]]
+    others = [svc for svc in services if svc.team != cast["new"]] if bigger else [cast["s4"]]
     reqs[[r["id"] for r in reqs].index("R1")]["cases"]["negatives"][:0] = [
         {"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page", "team": svc.team}
         for svc in others]
-    world.requirements = reqs
-    return world
 
 
 def _req(world: World, rid: str) -> dict | None:
@@ -265,10 +306,7 @@ def alertmanager_config(world: World, migrated: bool) -> dict:
 def postmortem(world: World) -> str:
     """The postmortem that reports the HighErrorRatio repair's symptom (medium and hard)."""
     req = _req(world, "P2")
-    return defects.postmortem(
-        req["postmortem"], "HighErrorRatio", req["defect"], world.seed,
-        "Make HighErrorRatio behave; it should still open a ticket when a service serves more "
-        "than 10% errors for 10 minutes.", alert="HighErrorRatio", service=req["service"])
+    return defects.high_error_ratio_postmortem(req, world.seed)
 
 
 def pristine_files(world: World) -> dict[str, str]:
@@ -276,11 +314,8 @@ def pristine_files(world: World) -> dict[str, str]:
     files = {"rules/service-health.yml": service_health(world, fixed=False)}
     if _req(world, "P2"):
         files[f"postmortems/{_req(world, 'P2')['postmortem']}.md"] = postmortem(world)
-    files.update(decoy_postmortems(world))
-    files.update(neighbour_files(world, max_rules=4 if world.tier == "easy" else None))
-    files["alertmanager/alertmanager.yml"] = dump_yaml(alertmanager_config(world, migrated=False))
-    files["README.md"] = readme(world)
-    return files
+    return company_repo(world, files, neighbour_files(world, max_rules=4 if world.tier == "easy" else None),
+                        alertmanager_config(world, migrated=False), readme(world))
 
 
 def solution_files(world: World) -> dict[str, str]:
@@ -293,7 +328,7 @@ def solution_files(world: World) -> dict[str, str]:
 
 def reference_records(world: World) -> str:
     """No burn-rate alerts in this workflow, so no reference SLI records: ``groups: []``."""
-    return dump_yaml({"groups": []})
+    return no_reference_records()
 
 
 def readme(world: World) -> str:

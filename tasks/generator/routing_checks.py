@@ -1,0 +1,105 @@
+"""Checks of route and inhibit requirements, run against Alertmanager's own routing tree and
+inhibition (amtool): who is paged for which labels, and which alerts a firing one mutes."""
+
+from __future__ import annotations
+
+from tasks.generator.checks import AUDIT, Catalog
+from tasks.generator.world import World
+
+
+def route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None,
+                  pristine_receivers: set[str] = frozenset()) -> None:
+    """Route checks: positives (Jaccard of receivers), an end-to-end chain, negatives.
+
+    By default the positives are the team's new alert and its service's Down alert, the chain
+    routes the labels the agent's own rule carries, and the negatives are every other team's
+    Down alert. A requirement may list its own ``cases`` (``positives`` / ``negatives``:
+    label sets) and ``chain_alert`` instead (moved routes, renamed receivers). A receiver the
+    pristine config lacks must also have an integration (routing to an empty receiver pages
+    nobody, and amtool's routing test cannot tell).
+    """
+    rid, team, receiver = req["id"], req["team"], req["receiver"]
+    service = req["service"]
+    expect = sorted([receiver, AUDIT])
+    chain_alert = req.get("chain_alert", alert_req["alert"] if alert_req else None)
+    cases = req.get("cases")
+    if cases is None:
+        positives = []
+        if alert_req is not None:
+            positives.append({"alertname": alert_req["alert"], "service": service, **alert_req["labels"]})
+        positives.append({"alertname": f"{world.service(service).camel}Down", "service": service,
+                          "severity": "page", "team": team})
+        negatives = [{"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page",
+                      "team": svc.team} for svc in world.services if svc.team != team]
+    else:
+        positives, negatives = cases["positives"], cases["negatives"]
+    if chain_alert is not None:
+        catalog.add(f"{rid}.route.chain", rid, "Route",
+                    f"The labels {chain_alert} really carries reach {receiver}",
+                    "End to end: the agent's own alert rule's labels are routed, not the spec's",
+                    {"type": "route_chain", "alert": chain_alert, "service": service,
+                     "expect": expect})
+    for index, labels in enumerate(positives, 1):
+        catalog.add(f"{rid}.route.positive{index}", rid, "Route",
+                    f"{labels['alertname']} for {labels.get('service', 'any service')} reaches "
+                    f"{receiver} and the audit log",
+                    f"Team {team} is on call for {service}; every page is also audited",
+                    {"type": "route", "labels": labels, "expect": expect})
+    if receiver not in pristine_receivers:
+        catalog.add(f"{rid}.route.receiver", rid, "Route",
+                    f"Receiver {receiver} exists and has an integration",
+                    "A receiver without a webhook or pager integration silently drops every page",
+                    {"type": "receiver", "name": receiver})
+    for index, labels in enumerate(negatives, 1):
+        catalog.add(f"{rid}.route.negative{index}", rid, "Route",
+                    f"{labels.get('service', labels['alertname'])}'s page does not reach {receiver}",
+                    "A catch-all route pages the wrong team",
+                    {"type": "route", "labels": labels, "forbid": [receiver]})
+
+
+def inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None) -> None:
+    """Inhibit checks: each target muted while the source fires for the same service; the
+    source itself, other services' alerts and non-target alerts keep paging.
+
+    Each check is an amtool inhibition case: firing ``alerts``, the index of the ``target``
+    among them, and whether it is expected muted.
+    """
+    rid, service = req["id"], req["service"]
+    svc = world.service(service)
+    base = {"service": service, "team": svc.team}
+    source = {"alertname": req["source"], "severity": "page", **base}
+    bystander_svc = next(s for s in world.services if s.name != service)
+    cases = []
+    severities = req.get("target_severity") or {}
+    for target in req["targets"]:
+        severity = severities.get(target) or (
+            "page" if alert_req and target == alert_req["alert"] else "ticket")
+        cases.append((f"suppressed.{target}", f"{target} is muted while {req['source']} fires",
+                      [source, {"alertname": target, "severity": severity, **base}], 1, True))
+    first = req["targets"][0]
+    other = next(s for s in world.services if s.name != service)
+    other_down = {"alertname": f"{other.camel}Down", "severity": "page", "service": other.name,
+                  "team": other.team}
+    target_alert = {"alertname": first, "severity": severities.get(first, "page"), **base}
+    cases += [
+        ("not-suppressed.reversed", f"{req['source']} itself stays active while {first} fires",
+         [target_alert, source], 1, False),
+        ("not-suppressed.other-down",
+         f"{first} for {service} is not muted when only {other.name} is down",
+         [other_down, target_alert], 1, False),
+        ("bystander.other-service",
+         f"HighErrorRatio for {bystander_svc.name} is not muted by {service}'s outage",
+         [source, {"alertname": "HighErrorRatio", "severity": "ticket",
+                   "service": bystander_svc.name, "team": bystander_svc.team}], 1, False),
+        ("bystander.other-alert",
+         f"{svc.camel}LatencyHigh is not muted (not a target)",
+         [source, {"alertname": f"{svc.camel}LatencyHigh", "severity": "page", **base}], 1, False),
+        ("bystander.other-burn",
+         f"{other.camel}ErrorBudgetBurnFast for {other.name} is not muted by {service}'s outage",
+         [source, {"alertname": f"{other.camel}ErrorBudgetBurnFast", "severity": "page",
+                   "service": other.name, "team": other.team}], 1, False),
+    ]
+    for key, label, alerts, target, muted in cases:
+        catalog.add(f"{rid}.inhibit.{key}", rid, "Inhibit", label,
+                    "One outage should page once; other services and alerts keep paging",
+                    {"type": "inhibit", "alerts": alerts, "target": target, "expect_muted": muted})
