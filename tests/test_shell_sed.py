@@ -121,9 +121,30 @@ def test_sed_that_cannot_be_emulated_is_lossy(command, lossy):
     assert run(command) == ([], lossy)
 
 
+@pytest.mark.parametrize(("command", "edits"), [
+    # short options cluster as GNU sed reads them (a Harbor review: -ri was missed, the run "exact")
+    ("sed -ri 's/([0-9]+)m/\\1h/' rules/a.yml", [("rules/a.yml", "for: 5h\n")]),
+    ("sed -Ei 's/([0-9]+)m/\\1h/' rules/a.yml", [("rules/a.yml", "for: 5h\n")]),
+    ("sed -ie 's/5m/1m/' rules/a.yml", [("rules/a.yml", "for: 1m\n")]),  # -i with suffix "e"
+    ("sed -re 's/(5)m/\\1h/' -i rules/a.yml", [("rules/a.yml", "for: 5h\n")]),
+    ("sed --in-place=.orig --expression='s/5m/2m/' rules/a.yml", [("rules/a.yml", "for: 2m\n")]),
+])
+def test_sed_clustered_options_are_read_as_gnu_sed_reads_them(command, edits):
+    got, lossy = run(command)
+    assert got == edits
+    assert [m.endswith(": sed emulated (s/// only), not run") for m in lossy] == [True] * len(edits)
+
+
+@pytest.mark.parametrize("flag", ["-ni", "-n -i", "-zi", "-si"])
+def test_sed_in_place_with_options_it_does_not_emulate_is_unknown_content(flag):
+    got, lossy = run(f"sed {flag} 's/5m/1m/p' rules/a.yml")
+    assert got == [] and len(lossy) == 1 and lossy[0].endswith("content of rules/a.yml unknown")
+
+
 @pytest.mark.parametrize("command", [
     "sed 's/5m/1m/' rules/a.yml",
-    "sed -ri 's/5m/1m/' rules/a.yml",  # -i only counts as the first letter of its word: as is
+    "sed -r 's/5m/1m/' rules/a.yml",
+    "sed -n 's/5m/1m/p' rules/a.yml",
 ])
 def test_sed_without_in_place_changes_no_file(command):
     assert run(command) == ([], [])

@@ -134,39 +134,76 @@ def sed_substitute(script: str, text: str, extended: bool) -> str:
     return "\n".join(lines)
 
 
-def _scripts_and_files(args: list[str]) -> tuple[list[str], list[str], bool]:
-    """sed's arguments as ``(scripts, files, extended)``: ``-e`` scripts, or the first
-    operand when there is none; ``-E``/``-r`` extended; other options ignored."""
-    scripts, files, extended, i = [], [], False, 0
+UNEMULATED_FLAGS = {"n": "-n (output only what the script prints)", "z": "-z (NUL-separated lines)",
+                   "s": "-s (files apart)", "u": "-u", "l": "-l"}
+"""Short options after which the file's new text is not what the ``s///`` emulation gives."""
+
+
+def _options(args: list[str]) -> tuple[list[str], list[str], bool, bool, list[str]]:
+    """sed's arguments as ``(scripts, files, extended, in_place, unemulated)``.
+
+    Short options cluster as GNU sed reads them: ``-ri`` is ``-r -i``; ``-i`` takes the rest
+    of its word as a backup suffix (``-i.bak``; ``-ir`` is in place with suffix ``r``).
+    ``-e SCRIPT`` (also ending a cluster: ``-ne SCRIPT``), ``-E``/``-r`` extended,
+    ``--in-place[=SUFFIX]``, ``--expression=SCRIPT``; ``unemulated`` names options under
+    which the emulation would give the wrong text (:data:`UNEMULATED_FLAGS`).
+    """
+    scripts, files, unemulated = [], [], []
+    extended = in_place = False
+    i = 0
     while i < len(args):
         arg = args[i]
         if arg in ("-e", "--expression") and i + 1 < len(args):
             scripts.append(args[i + 1])
             i += 2
             continue
-        if arg in ("-E", "-r", "--regexp-extended"):
+        if arg.startswith("--expression="):
+            scripts.append(arg.split("=", 1)[1])
+        elif arg == "--regexp-extended":
             extended = True
-        elif arg.startswith("-"):
+        elif arg == "--in-place" or arg.startswith("--in-place="):
+            in_place = True
+        elif arg.startswith("--"):
             pass
+        elif arg.startswith("-") and len(arg) > 1:
+            for position, letter in enumerate(arg[1:], start=1):
+                if letter == "i":
+                    in_place = True
+                    break  # the rest of the word is the backup suffix
+                if letter in "Er":
+                    extended = True
+                elif letter == "e":
+                    rest = arg[position + 1:]
+                    if rest:
+                        scripts.append(rest)
+                    elif i + 1 < len(args):
+                        scripts.append(args[i + 1])
+                        i += 1
+                    break
+                elif letter in UNEMULATED_FLAGS:
+                    unemulated.append(UNEMULATED_FLAGS[letter])
         elif not scripts and not files:
             scripts.append(arg)
         else:
             files.append(arg)
         i += 1
-    return scripts, files, extended
+    return scripts, files, extended, in_place, unemulated
 
 
 def sed(call: Invocation) -> str | None:
     """``sed -i``: every named file (globs against known files) rewritten by
     :func:`sed_substitute`, or written with unknown content; other sed runs change no file
     (their output is unknown: None)."""
-    if not any(a.startswith(("-i", "--in-place")) for a in call.args):
+    scripts, targets, extended, in_place, unemulated = _options(call.args)
+    if not in_place:
         return None
-    scripts, targets, extended = _scripts_and_files(call.args)
     files, effect = call.files, call.effect
     what = f"`{call.command.short}`"
     for target in targets:
         for key in files.matching(files.key(target)):
+            if unemulated:
+                files.unknown_write(effect, key, f"{what} (sed {', '.join(unemulated)})")
+                continue
             try:
                 new = sed_substitute("\n".join(scripts), files.read(key), extended)
             except UnknownContent as err:
