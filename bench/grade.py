@@ -20,8 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from contract.paths import TASKS_DIR, task_dirs
-from grader import grade as grade_module
-from grader.grade import grade, pristine_scores
+from grader.grade import DEFAULT_GRADER, grade, pristine_scores
 
 
 def floor_once(kept: Path, ws: Path, route_labels: list[dict]) -> float:
@@ -60,11 +59,11 @@ def main() -> None:
             shutil.copytree(task / "environment" / "monitoring", ws)
             shutil.copytree(task / "solution" / "monitoring", ws, dirs_exist_ok=True)
             kept = Path(tmp) / "kept"
-            grade_module._PROMTOOL_CACHE.clear()
+            DEFAULT_GRADER.cache.clear_replays()
             result = grade(task, ws, keep=kept)
             walls, floors = [], []
             for _ in range(args.n):
-                grade_module._PROMTOOL_CACHE.clear()
+                DEFAULT_GRADER.cache.clear_replays()
                 started = time.perf_counter()
                 grade(task, ws)
                 walls.append(time.perf_counter() - started)

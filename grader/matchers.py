@@ -10,8 +10,8 @@ Covers the three places a config names matchers:
 
 Semantics (Alertmanager 0.25 ``pkg/labels/matcher.go``, ``pkg/labels/parse.go``,
 ``config/config.go``): a label missing from an alert has the value ``""``; regexes
-are fully anchored (``^(?:re)$``) and use Go RE2 syntax, which this module
-translates to Python ``re`` (see :func:`compile_go_regex`).
+are fully anchored (``^(?:re)$``) and use Go RE2 syntax, translated to Python ``re``
+by :func:`grader.go_regex.compile_go_regex`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from grader.go_regex import RegexError, compile_go_regex
 
 __all__ = [
     "EQ",
@@ -28,7 +30,6 @@ __all__ = [
     "RE",
     "Matcher",
     "MatcherError",
-    "compile_go_regex",
     "config_matchers",
     "is_valid_label_name",
     "is_valid_matcher_name",
@@ -103,275 +104,6 @@ def scalar_to_str(value: object, *, where: str) -> str:
     raise MatcherError(f"{where}: expected a string, got {type(value).__name__} {value!r}")
 
 
-# --------------------------------------------------------------------------- regex
-
-
-_POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z",
-    "alpha": "A-Za-z",
-    "ascii": "\\x00-\\x7f",
-    "blank": "\\t ",
-    "cntrl": "\\x00-\\x1f\\x7f",
-    "digit": "0-9",
-    "graph": "!-~",
-    "lower": "a-z",
-    "print": " -~",
-    "punct": "!-/:-@\\[-`{-~",
-    "space": "\\t\\n\\v\\f\\r ",
-    "upper": "A-Z",
-    "word": "0-9A-Za-z_",
-    "xdigit": "0-9A-Fa-f",
-}
-# Escapes Go's regexp/syntax accepts with a letter (others are "invalid escape sequence").
-_GO_LETTER_ESCAPES = set("aftnrvxAbBzdDsSwWpPQE")
-_REPEAT_RE = re.compile(r"\{(\d+)(,(\d*))?\}")
-_ASCII_PERL_CLASSES = {
-    "d": "0-9",
-    "D": "0-9",
-    "w": "0-9A-Za-z_",
-    "W": "0-9A-Za-z_",
-    "s": "\\t\\n\\f\\r ",
-    "S": "\\t\\n\\f\\r ",
-}
-_W = "[0-9A-Za-z_]"
-_ASCII_BOUNDARY = {
-    "b": f"(?:(?<={_W})(?!{_W})|(?<!{_W})(?={_W}))",
-    "B": f"(?:(?<={_W})(?={_W})|(?<!{_W})(?!{_W}))",
-}
-
-
-def _translate_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
-    """Translate the escape at ``pattern[i] == '\\'``; return (python text, next index)."""
-    if i + 1 >= len(pattern):
-        raise MatcherError(f"regex {pattern!r}: trailing backslash")
-    c = pattern[i + 1]
-    if not c.isalnum():
-        return "\\" + c, i + 2
-    if c in "pP":
-        raise MatcherError(
-            f"regex {pattern!r}: Unicode classes (\\p, \\P) are not supported by the simulator"
-        )
-    if c == "Q":
-        if in_class:
-            raise MatcherError(f"regex {pattern!r}: \\Q...\\E inside [...] is not supported")
-        end = pattern.find("\\E", i + 2)
-        literal = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
-        return re.escape(literal), (len(pattern) if end < 0 else end + 2)
-    if c == "E":
-        return "", i + 2  # a stray \E is ignored by RE2
-    if c == "z":
-        if in_class:
-            raise MatcherError(f"regex {pattern!r}: invalid escape \\z inside [...]")
-        return "\\Z", i + 2
-    if c == "x" and i + 2 < len(pattern) and pattern[i + 2] == "{":
-        end = pattern.find("}", i + 3)
-        digits = pattern[i + 3 : end] if end > 0 else ""
-        if not digits or any(d not in "0123456789abcdefABCDEF" for d in digits):
-            raise MatcherError(f"regex {pattern!r}: invalid escape \\x{{...}}")
-        return re.escape(chr(int(digits, 16))), end + 1
-    if c.isdigit():
-        # Go: \0..\7 start an octal escape; \8, \9 and lone \1..\7 (backreferences) fail.
-        digits = c
-        j = i + 2
-        while j < len(pattern) and len(digits) < 3 and pattern[j] in "01234567":
-            digits += pattern[j]
-            j += 1
-        if c in "89" or (c != "0" and len(digits) == 1):
-            raise MatcherError(f"regex {pattern!r}: backreferences are not supported (RE2)")
-        if any(d not in "01234567" for d in digits):
-            raise MatcherError(f"regex {pattern!r}: invalid octal escape")
-        return re.escape(chr(int(digits, 8))), j
-    if c not in _GO_LETTER_ESCAPES or (in_class and c in "AbBz"):
-        raise MatcherError(f"regex {pattern!r}: invalid escape sequence \\{c} (RE2)")
-    if c in _ASCII_PERL_CLASSES:  # RE2's \d \w \s are ASCII-only; Python's are Unicode
-        body = _ASCII_PERL_CLASSES[c]
-        if in_class:
-            if c.isupper():
-                raise MatcherError(
-                    f"regex {pattern!r}: \\{c} inside [...] is not supported by the simulator"
-                )
-            return body, i + 2
-        return ("[^" if c.isupper() else "[") + body + "]", i + 2
-    if c in "bB":
-        return _ASCII_BOUNDARY[c], i + 2
-    return "\\" + c, i + 2
-
-
-def _translate_class(pattern: str, i: int) -> tuple[str, int]:
-    """Translate the bracket expression starting at ``pattern[i] == '['``."""
-    out = ["["]
-    j = i + 1
-    if j < len(pattern) and pattern[j] == "^":
-        out.append("^")
-        j += 1
-    first = True
-    while True:
-        if j >= len(pattern):
-            raise MatcherError(f"regex {pattern!r}: missing closing ]")
-        c = pattern[j]
-        if c == "]" and not first:
-            out.append("]")
-            return "".join(out), j + 1
-        first = False
-        if c == "[" and pattern.startswith("[:", j):
-            end = pattern.find(":]", j + 2)
-            name = pattern[j + 2 : end] if end > 0 else ""
-            if name.startswith("^"):
-                raise MatcherError(
-                    f"regex {pattern!r}: negated POSIX classes are not supported by the simulator"
-                )
-            if name not in _POSIX_CLASSES:
-                raise MatcherError(f"regex {pattern!r}: invalid character class range [:{name}:]")
-            out.append(_POSIX_CLASSES[name])
-            j = end + 2
-            continue
-        if c == "\\":
-            text, j = _translate_escape(pattern, j, in_class=True)
-            out.append(text)
-            continue
-        if c in "[&~|]":
-            out.append("\\" + c)  # literal in RE2; avoids Python's nested-set warnings
-        else:
-            out.append(c)
-        j += 1
-
-
-def _starts_repeat(pattern: str, i: int) -> bool:
-    """True if a repetition operator starts at ``pattern[i]`` (RE2 forbids stacking them;
-    Python would read ``a*+`` as possessive instead of failing)."""
-    if i >= len(pattern):
-        return False
-    return pattern[i] in "*+?" or (pattern[i] == "{" and _REPEAT_RE.match(pattern, i) is not None)
-
-
-def _go_regex_to_python(pattern: str) -> str:
-    """Translate Go RE2 syntax to an equivalent Python ``re`` pattern."""
-    out: list[str] = []
-    # One entry per open group: how many ')' to add when that group closes, for
-    # Go's "(?i)" flag switches, which hold until the end of the enclosing group.
-    pending: list[int] = [0]
-    multiline = False
-    i = 0
-    n = len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\":
-            text, i = _translate_escape(pattern, i, in_class=False)
-            out.append(text)
-        elif c == "[":
-            text, i = _translate_class(pattern, i)
-            out.append(text)
-        elif c == "(":
-            if pattern.startswith("(?", i):
-                m = re.match(r"\(\?([imsU]*)(?:-([imsU]*))?([:)])", pattern[i:])
-                if pattern.startswith("(?P<", i):
-                    out.append("(?P<")
-                    i += 4
-                    pending.append(0)
-                    continue
-                if m is None:
-                    raise MatcherError(
-                        f"regex {pattern!r}: invalid or unsupported Perl syntax "
-                        f"{pattern[i : i + 3]!r} (RE2)"
-                    )
-                on, off, end = m.group(1), m.group(2), m.group(3)
-                if off == "":
-                    raise MatcherError(
-                        f"regex {pattern!r}: invalid or unsupported Perl syntax (RE2)"
-                    )
-                off = off or ""
-                if "U" in on + off:
-                    raise MatcherError(
-                        f"regex {pattern!r}: the U (ungreedy) flag is not supported by the simulator"
-                    )
-                if "m" in on:
-                    multiline = True
-                flags = on + ("-" + off if off else "")
-                i += m.end()
-                if end == ":":
-                    out.append(f"(?{flags}:" if flags else "(?:")
-                    pending.append(0)
-                elif flags:
-                    out.append(f"(?{flags}:")
-                    pending[-1] += 1
-            else:
-                out.append("(")
-                i += 1
-                pending.append(0)
-        elif c == ")":
-            if len(pending) == 1:
-                raise MatcherError(f"regex {pattern!r}: unexpected ) (RE2)")
-            out.append(")" * pending.pop())
-            out.append(")")
-            i += 1
-        elif c == "{":
-            m = _REPEAT_RE.match(pattern, i)
-            if m is None:
-                out.append("\\{")  # RE2 reads a '{' that starts no repeat as a literal
-                i += 1
-                continue
-            lo = int(m.group(1))
-            hi = m.group(3)
-            if lo > 1000 or (hi and int(hi) > 1000) or (hi and int(hi) < lo):
-                raise MatcherError(f"regex {pattern!r}: invalid repeat count {m.group(0)}")
-            out.append(m.group(0))
-            i = m.end()
-            if i < n and pattern[i] == "?":
-                out.append("?")
-                i += 1
-            if _starts_repeat(pattern, i):
-                raise MatcherError(f"regex {pattern!r}: invalid nested repetition operator")
-        elif c in "*+?":
-            out.append(c)
-            i += 1
-            if i < n and pattern[i] == "?":  # lazy form: same truth value
-                out.append("?")
-                i += 1
-            if _starts_repeat(pattern, i):
-                raise MatcherError(f"regex {pattern!r}: invalid nested repetition operator")
-        elif c == "$":
-            out.append("$" if multiline else "\\Z")  # Go's $ without (?m) is end of text
-            i += 1
-        else:
-            out.append(c)
-            i += 1
-    if len(pending) != 1:
-        raise MatcherError(f"regex {pattern!r}: missing closing ) (RE2)")
-    out.append(")" * pending[0])
-    return "".join(out)
-
-
-def compile_go_regex(pattern: str) -> re.Pattern[str]:
-    """Compile an Alertmanager regex (Go RE2 syntax) for full, anchored matching.
-
-    Returns a Python pattern to use with ``.fullmatch(value)``, equivalent to Go's
-    ``regexp.MustCompile("^(?:" + pattern + ")$").MatchString(value)`` as used by
-    Alertmanager 0.25 ``pkg/labels/matcher.go`` (NewMatcher) and ``config.Regexp``.
-    ``\\d \\w \\s \\b`` are ASCII as in RE2 (written out as explicit classes); POSIX
-    ``[[:alpha:]]`` classes, ``\\Q..\\E``, ``\\x{..}``, ``\\z``, RE2's end-of-text ``$``,
-    literal ``{`` and mid-pattern ``(?i)`` flag switches are translated.
-
-    Raises :class:`MatcherError` for syntax RE2 rejects (lookaround, backreferences,
-    possessive repeats, bad escapes, unbalanced parentheses) and for RE2 features the
-    simulator does not model (``\\p`` Unicode classes, negated POSIX classes, the ``U``
-    flag, ``\\D \\W \\S`` inside ``[...]``). ``(?i)`` folds case with Python's Unicode
-    rules, which agree with RE2's simple folding for practical label values.
-    """
-    if not isinstance(pattern, str):
-        raise MatcherError(f"regex must be a string, got {type(pattern).__name__}")
-    try:
-        translated = _go_regex_to_python(pattern)
-    except MatcherError as exc:
-        raise MatcherError(f"error parsing regexp: {exc}") from None
-    try:
-        return re.compile("(?:" + translated + ")")
-    except re.error as exc:
-        raise MatcherError(f"error parsing regexp {pattern!r}: {exc}") from None
-
-
-# ------------------------------------------------------------------------ matchers
-
-
 def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"') + '"'
 
@@ -421,7 +153,10 @@ def new_matcher(name: str, op: str, value: str) -> Matcher:
         raise MatcherError(f"unknown match operator {op!r} (expected one of {', '.join(OPS)})")
     if not isinstance(name, str) or not isinstance(value, str):
         raise MatcherError(f"matcher name and value must be strings: {name!r} {op} {value!r}")
-    regex = compile_go_regex(value) if op in (RE, NRE) else None
+    try:
+        regex = compile_go_regex(value) if op in (RE, NRE) else None
+    except RegexError as exc:
+        raise MatcherError(str(exc)) from None
     return Matcher(name, op, value, regex)
 
 

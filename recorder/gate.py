@@ -28,8 +28,7 @@ from tqdm import tqdm
 from contract.errors import BadInput
 from contract.files import dump_json, read_json
 from contract.processes import worker_pool
-from grader import grade as grade_module
-from grader.grade import grade
+from grader.grade import DEFAULT_GRADER, grade
 from recorder.environments.workspace import run_tool
 from recorder.policies import make_agent
 from recorder.reference.context import Context, NotApplicable, context_for_task
@@ -111,9 +110,9 @@ def _failed_families(result: dict, rid: str) -> list[str]:
 
 def _determinism(task_dir: Path, tmp: Path) -> list[GateRow]:
     ws = final_workspace(task_dir, "oracle", tmp)
-    grade_module._PROMTOOL_CACHE.clear()
+    DEFAULT_GRADER.cache.clear_replays()
     first = grade(task_dir, ws)
-    grade_module._PROMTOOL_CACHE.clear()
+    DEFAULT_GRADER.cache.clear_replays()
     second = grade(task_dir, ws)
     first.pop("timings")
     second.pop("timings")

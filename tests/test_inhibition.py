@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.go_regex import compile_go_regex
 from grader.inhibition import (
     InhibitConfigError,
     compile_inhibit_rule,
@@ -31,7 +32,6 @@ from grader.matchers import (
     NRE,
     RE,
     MatcherError,
-    compile_go_regex,
     config_matchers,
     matchers_from_map,
     matches_all,
@@ -555,7 +555,7 @@ def _gen_case(rng: random.Random) -> tuple[list[dict], list[dict[str, str]]]:
     return rules, alerts
 
 
-# Regexes whose Go meaning the translation in grader.matchers must reproduce.
+# Regexes whose Go meaning the translation in grader.go_regex must reproduce.
 REGEX_PROBES = [
     ("(?i)crit", ["CRIT", "xcrit"]),
     ("a(?i)b", ["aB", "AB"]),

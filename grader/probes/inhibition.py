@@ -1,0 +1,42 @@
+"""The inhibit probe: is a target alert muted while other alerts fire, per the inhibit rules (Alertmanager 0.25 semantics)?"""
+
+from __future__ import annotations
+
+from grader import inhibition
+from grader.probes.evidence import Evidence, Outcome
+from grader.probes.labels import format_labels
+
+
+def read_inhibit_rules(am: dict | None) -> tuple[list[dict], str | None]:
+    """(inhibit rules, None) of a loaded alertmanager.yml, ``([], why)`` when they cannot be
+    read, ``([], None)`` when it did not load (:func:`grader.inhibition.inhibit_rules_of`)."""
+    if am is None:
+        return [], None
+    try:
+        return inhibition.inhibit_rules_of(am), None
+    except (inhibition.InhibitConfigError, ValueError) as err:
+        return [], str(err)
+
+
+def inhibit(check: dict, evidence: Evidence) -> Outcome:
+    """With ``probe.alerts`` firing together, passed when ``probe.alerts[probe.target]`` is
+    muted exactly when ``probe.expect_muted`` says (:func:`grader.inhibition.inhibited_by`)."""
+    probe = check["probe"]
+    reproduce = "alerts: " + "; ".join(format_labels(a, drop=()) for a in probe["alerts"])
+    if evidence.alertmanager is None or evidence.inhibit_error:
+        detail = f"inhibit rules cannot be read: {evidence.inhibit_error or evidence.grading.am_error}"
+        return Outcome(False, detail, reproduce=reproduce)
+    muted = inhibition.inhibited_by(evidence.inhibit_rules, probe["alerts"])[probe["target"]]
+    passed = (muted is not None) == probe["expect_muted"]
+    detail = ""
+    if not passed:
+        target = probe["alerts"][probe["target"]]
+        if probe["expect_muted"]:
+            detail = (f"expected {target['alertname']} muted while "
+                      f"{probe['alerts'][0]['alertname']} fires; got not muted")
+        else:
+            rule_index, source = muted
+            detail = (f"expected {target['alertname']} {format_labels(target)} not muted; "
+                      f"got muted by inhibit rule {rule_index + 1} "
+                      f"(source {probe['alerts'][source]['alertname']})")
+    return Outcome(passed, detail, reproduce=reproduce)
