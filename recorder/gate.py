@@ -29,6 +29,7 @@ from contract.errors import BadInput
 from contract.files import dump_json, read_json
 from contract.processes import worker_pool
 from grader.grade import DEFAULT_GRADER, grade
+from grader.score import case_role
 from recorder.environments.workspace import run_tool
 from recorder.policies import make_agent
 from recorder.reference.context import Context, NotApplicable, context_for_task
@@ -137,7 +138,8 @@ def _graded(task_dir: Path, case: str, ctx: Context, tmp: Path) -> dict:
 def _continue_scores(task_dir: Path, result: dict, rid: str) -> list[float]:
     """Jaccard scores of the route requirement's positive checks expecting two receivers."""
     catalog = read_json(task_dir / "tests" / "checks.json")
-    pairs = {c["id"] for c in catalog["checks"] if c["req"] == rid and ".route.positive" in c["id"]
+    pairs = {c["id"] for c in catalog["checks"] if c["req"] == rid
+             and c["probe"].get("kind") == "route" and case_role(c["id"], "route") == "positive"
              and len(c["probe"].get("expect") or []) == 2}
     return [c.get("score") for c in result["checks"] if c["id"] in pairs]
 
