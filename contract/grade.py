@@ -9,6 +9,7 @@ from pydantic import Field
 
 from contract.base import Strict
 from contract.task import Family, RequirementKind
+from contract.tool_versions import ToolVersions
 
 KEY_NAMES = ("reward", "solved", "outcome", "progress", "preservation", "req_alerts",
              "req_repairs", "req_recording", "req_routing", "req_inhibit", "fire_rate",
@@ -63,6 +64,9 @@ class GradeResult(Strict):
     checks: list[CheckOutcome]
     syntax_errors: list[FileProblem]
     tamper: list[FileProblem]
+    tools: ToolVersions | None = None
+    """The tool versions that produced this grade (always set by the grader; None in a
+    grade stored before it named them)."""
     timings: dict[str, float] = Field(default_factory=dict)
 
     def missing_keys(self) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from contract.base import Open, Strict
+from contract.tool_versions import ToolVersions
 
 RUN_VERSION = 2
 """run.json ``version``: 2 added ``identity``, ``legacy_id`` and ``source`` on every producer."""
@@ -127,6 +128,8 @@ class RunSummary(Strict):
     started_at: str | None = None
     finished_at: str | None = None
     timings: Timings = Field(default_factory=Timings)
+    tools: ToolVersions | None = None
+    """Alerting runs graded here: the tool versions of their grades (the last grade's)."""
     error: str | None = None
     source: Source | None = None
     identity: Identity | None = None

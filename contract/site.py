@@ -50,6 +50,8 @@ class RunDocument(Strict):
     status: Status
     error: str | None
     final: dict[str, Any] | None
+    tools: dict[str, str] | None = None
+    """The tool versions the run was graded with (run.json ``tools``), or null."""
     steps: list[SiteStep]
 
 
@@ -66,6 +68,7 @@ class RunHead(Strict):
     status: Status
     error: str | None
     final: dict[str, Any] | None
+    tools: dict[str, str] | None = None
     step_count: int
     last_total: float | None
     steps: list[SiteStep]

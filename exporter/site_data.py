@@ -55,7 +55,7 @@ def task_runs_document(task: TaskInfo, summaries: list[dict[str, Any]]) -> dict[
 
 def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
     """``data/runs/<run-id>.json``: ``{run_id, kind, task_id, policy, model, seed, status, error,
-    final, steps[]}``; ``status`` is run.json's (``complete``, ``running``: interrupted or
+    final, tools, steps[]}`` (``tools``: the promtool/amtool versions that graded it, or null); ``status`` is run.json's (``complete``, ``running``: interrupted or
     in progress, ``failed``: with ``error``)."""
     return {
         "run_id": run.run_id,
@@ -67,6 +67,7 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
         "status": run.run.get("status", "complete"),
         "error": run.run.get("error"),
         "final": run.run.get("final"),
+        "tools": run.run.get("tools"),
         "steps": steps,
     }
 

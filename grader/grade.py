@@ -27,6 +27,7 @@ from contract.untrusted import Tree
 from grader.cache import GradeCache
 from grader.evaluate import evaluate
 from grader.grading_pass import GradingPass
+from grader.tools import tool_versions
 from grader.workspace import load_workspace
 
 
@@ -51,6 +52,13 @@ class Grader:
 
     def __init__(self, cache: GradeCache | None = None) -> None:
         self.cache = cache if cache is not None else GradeCache()
+        self._tools: dict[str, str] | None = None
+
+    def tools(self) -> dict[str, str]:
+        """The tool versions this grader's grades name (asked once, then kept)."""
+        if self._tools is None:
+            self._tools = tool_versions()
+        return dict(self._tools)
 
     def grade(self, task_dir: str | Path, workspace: str | Path | None = None, *,
               pristine: dict[str, float] | None = None, keep: Path | None = None) -> dict:
@@ -72,6 +80,7 @@ class Grader:
             result = evaluate(grading, pristine)
             if keep is not None:  # the benchmark replays the generated files to measure the floor
                 shutil.copytree(tmp, keep, dirs_exist_ok=True)
+        result["tools"] = self.tools()
         result["timings"] = {k: round(v, 4) for k, v in grading.timings.items()}
         result["timings"]["total_s"] = round(time.perf_counter() - started, 4)
         return checked(result)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from contract.untrusted import Tree
 from grader import promtool, routing
+from grader.am_syntax import classic_syntax_problems
 from grader.cache import GradeCache
 from grader.workspace import ALERTMANAGER_PATH, MAX_FILE_BYTES, RuleFile, Workspace
 
@@ -71,6 +72,8 @@ class GradingPass:
             self.am_path.parent.mkdir(parents=True, exist_ok=True)
             self.am_path.write_text(self.ws.alertmanager_text or "", encoding="utf-8")
             self.am_error = routing.check_config(self.am_path)
+            if self.am_error is None:
+                self.am_error = "; ".join(classic_syntax_problems(self.ws.alertmanager)) or None
         if self.am_error:
             self.syntax_errors.append({"file": ALERTMANAGER_PATH, "message": self.am_error})
             self.am_path = None

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract.errors import ToolFailure
+from grader.tools import PROMTOOL
 
-PROMTOOL = os.environ.get("ALERTFORGE_PROMTOOL", "promtool")
-"""The promtool binary (``ALERTFORGE_PROMTOOL`` overrides, e.g. to test a hanging one)."""
 TIMEOUT_S = float(os.environ.get("ALERTFORGE_PROMTOOL_TIMEOUT", "120"))
 """Seconds a promtool run may take before the grade fails with a named error."""
 

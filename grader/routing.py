@@ -22,6 +22,7 @@ from pathlib import Path
 
 from contract.errors import ToolFailure
 from grader.matchers import is_valid_matcher_name
+from grader.tools import AMTOOL, without_log_lines
 
 __all__ = [
     "RoutingError",
@@ -46,7 +47,7 @@ def _quote_value(value: str) -> str:
 
 
 def amtool_argv(
-    config_file: Path | str, labels: Mapping[str, str], *, amtool: str = "amtool"
+    config_file: Path | str, labels: Mapping[str, str], *, amtool: str | None = None
 ) -> list[str]:
     """The argv list for ``amtool config routes test`` on ``labels`` (in dict order).
 
@@ -54,7 +55,7 @@ def amtool_argv(
     ``\\"``, ``\\n``). Raises :class:`RoutingError` for a label name amtool cannot
     parse (not ``[a-zA-Z_:][a-zA-Z0-9_:]*``) or a non-string value.
     """
-    argv = [amtool, "config", "routes", "test", f"--config.file={config_file}"]
+    argv = [amtool or AMTOOL, "config", "routes", "test", f"--config.file={config_file}"]
     for name, value in labels.items():
         if not is_valid_matcher_name(name):
             raise RoutingError(f"invalid label name {name!r} (must match [a-zA-Z_:][a-zA-Z0-9_:]*)")
@@ -65,14 +66,15 @@ def amtool_argv(
 
 
 def amtool_command(
-    config_file: Path | str, labels: Mapping[str, str], *, amtool: str = "amtool"
+    config_file: Path | str, labels: Mapping[str, str], *, amtool: str | None = None
 ) -> str:
     """A shell command line (``shlex.join``) a person can paste to reproduce a
     resolution, e.g. ``amtool config routes test --config.file=am.yml 'team="billing"'``.
 
-    Shape as :func:`amtool_argv`; raises :class:`RoutingError` like it.
+    Shape as :func:`amtool_argv` (the program is ``amtool`` unless given, whichever binary
+    grades); raises :class:`RoutingError` like it.
     """
-    return shlex.join(amtool_argv(config_file, labels, amtool=amtool))
+    return shlex.join(amtool_argv(config_file, labels, amtool=amtool or "amtool"))
 
 
 def _amtool_message(proc: subprocess.CompletedProcess[str]) -> str:
@@ -82,7 +84,7 @@ def _amtool_message(proc: subprocess.CompletedProcess[str]) -> str:
         for ln in (proc.stderr or "").splitlines()
         if ln.strip() and not ln.startswith(_WARNING_PREFIX)
     ]
-    lines += [ln.strip() for ln in (proc.stdout or "").splitlines() if ln.strip()]
+    lines += [ln.strip() for ln in without_log_lines(proc.stdout or "").splitlines() if ln.strip()]
     text = "; ".join(lines)
     if text.startswith("amtool: error: "):
         text = text.removeprefix("amtool: error: ")
@@ -113,7 +115,7 @@ def resolve_receivers(
     config_file: Path,
     labels: dict[str, str],
     *,
-    amtool: str = "amtool",
+    amtool: str | None = None,
     timeout: float = 10.0,
 ) -> list[str]:
     """Receivers an alert with ``labels`` is routed to, as ``amtool`` resolves them.
@@ -136,7 +138,7 @@ def resolve_receivers(
         raise RoutingError(
             f"amtool failed on {config_file}: {_amtool_message(proc)} (command: {shlex.join(argv)})"
         )
-    out = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    out = [ln for ln in without_log_lines(proc.stdout).splitlines() if ln.strip()]
     if len(out) != 1:
         raise RoutingError(
             f"unexpected amtool output for {config_file}: {proc.stdout!r} "
@@ -150,7 +152,7 @@ def resolve_many(
     label_sets: Sequence[dict[str, str]],
     *,
     max_workers: int = 4,
-    amtool: str = "amtool",
+    amtool: str | None = None,
     timeout: float = 10.0,
 ) -> list[list[str]]:
     """:func:`resolve_receivers` for each label set, run in a thread pool of
@@ -170,7 +172,7 @@ def resolve_many(
 
 
 def check_config(
-    config_file: Path | str, *, amtool: str = "amtool", timeout: float = 10.0
+    config_file: Path | str, *, amtool: str | None = None, timeout: float = 10.0
 ) -> str | None:
     """Validate an Alertmanager config with ``amtool check-config F``.
 
@@ -179,12 +181,12 @@ def check_config(
     ``cli/check_config.go``; templates referenced by the config are loaded too).
     Raises :class:`RoutingError` only if amtool itself cannot be run or times out.
     """
-    argv = [amtool, "check-config", str(config_file)]
+    argv = [amtool or AMTOOL, "check-config", str(config_file)]
     proc = _run(argv, timeout)
     if proc.returncode == 0:
         return None
     details = []
-    for ln in (proc.stdout or "").splitlines():
+    for ln in without_log_lines(proc.stdout or "").splitlines():
         if "FAILED:" in ln:
             details.append("FAILED:" + ln.split("FAILED:", 1)[1].rstrip())
         elif details and ln.strip():

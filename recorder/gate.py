@@ -122,7 +122,9 @@ def _determinism(task_dir: Path, tmp: Path) -> list[GateRow]:
                     same)]
 
 
-def _graded(task_dir: Path, case: str, ctx: Context, tmp: Path) -> dict:
+def graded_case(task_dir: Path, case: str, ctx: Context, tmp: Path) -> dict:
+    """The GradeResult of one gate case's final workspace (built under ``tmp``): a reference
+    policy's, an adversary's (bare name), or the oracle with a ``mutant:<kind>`` applied."""
     if case.startswith("mutant:"):
         ws = final_workspace(task_dir, "oracle", tmp)
         kind = case.split(":", 1)[1]
@@ -152,7 +154,7 @@ def _case(job: tuple[str, str]) -> list[GateRow]:
     with tempfile.TemporaryDirectory(prefix="alertforge-gate-") as tmp:
         if case == "determinism":
             return _determinism(task_dir, Path(tmp))
-        result = _graded(task_dir, case, ctx, Path(tmp))
+        result = graded_case(task_dir, case, ctx, Path(tmp))
     keys = result["keys"]
     reward = keys["reward"]
     rid = target_id(case, ctx) if case not in ("oracle", "nop", "partial") else None

@@ -19,6 +19,7 @@ from contract.ids import check_id
 from contract.run import AgentRef, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog, WorldSpec
 from contract.task_roots import task_fingerprint
+from contract.tool_versions import ToolVersions
 from contract.untrusted import Tree
 from recorder import run_format
 from recorder.environments.graded import GradedWorkspace
@@ -123,6 +124,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         requirements=catalog.requirement_refs(), checks=catalog.check_refs(),
         started_at=(opened.summary.started_at if opened.summary else None) or run_format.now(),
         finished_at=None, timings=Timings(), error=None, final=None,
+        tools=opened.summary.tools if opened.summary else None,
         legacy_id=readable_id(task.id, policy, seed))
     steps = list(opened.steps)
     store.start(steps)
@@ -201,6 +203,8 @@ class _Recording:
     def _write(self, **fields: Any) -> None:
         self.summary = self.summary.model_copy(update={
             "steps": len(self.steps), "final": run_format.final_from_grades(self.steps, "grade"),
+            "tools": (ToolVersions(**self.workspace.tools) if self.workspace.tools
+                      else self.summary.tools),
             "timings": Timings(wall_s=round(time.perf_counter() - self.started, 3),
                                grade_s=round(self.workspace.grade_s, 3),
                                grades=self.workspace.grades),

@@ -254,5 +254,5 @@ class AlertmanagerServer:
 
 
 def env_binary() -> str:
-    """Server binary to use: ``$ALERTMANAGER_BIN`` or ``prometheus-alertmanager``."""
-    return os.environ.get("ALERTMANAGER_BIN", BINARY)
+    """Server binary to use: ``$ALERTFORGE_ALERTMANAGER`` (or ``$ALERTMANAGER_BIN``), else ``prometheus-alertmanager``."""
+    return os.environ.get("ALERTFORGE_ALERTMANAGER") or os.environ.get("ALERTMANAGER_BIN", BINARY)

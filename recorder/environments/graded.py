@@ -61,7 +61,8 @@ class GradedWorkspace:
     """A task's pristine ``environment/monitoring`` copied into a private temporary folder.
 
     ``root`` is the copy; ``level`` the reward level of its last grade (None before the
-    first); ``grade_s`` and ``grades`` total the grading time (seconds) and count. Use as a
+    first); ``grade_s`` and ``grades`` total the grading time (seconds) and count; ``tools``
+    the tool versions of the last grade (None before the first). Use as a
     context manager, or call :meth:`close`, to remove the copy.
 
     Raises:
@@ -75,6 +76,7 @@ class GradedWorkspace:
         shutil.copytree(self.task_dir / "environment" / "monitoring", self.root)
         self.level: float | None = None
         self.grade_s, self.grades = 0.0, 0
+        self.tools: dict[str, str] | None = None
 
     def __enter__(self) -> Self:
         return self
@@ -98,6 +100,7 @@ class GradedWorkspace:
         self.grade_s += result["timings"]["total_s"]
         self.grades += 1
         self.level = result["reward"]
+        self.tools = result.get("tools")
         return Graded(summary=summary, result=result)
 
     def regrade(self) -> Graded:

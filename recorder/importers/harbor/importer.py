@@ -234,6 +234,7 @@ def _summary(store: RunStore, trial: Trial, source: str, agent: AgentFacts, task
         steps=len(steps), final=final, requirements=task.requirements, checks=task.checks,
         started_at=result.get("started_at"), finished_at=result.get("finished_at"),
         timings=Timings(wall_s=wall_s, grade_s=round(replayed.grade_s, 3), grades=replayed.grades),
+        tools=replayed.tools,
         error=_exception(result), replay=replayed.replay, graded=replayed.grades > 0,
         lossy_steps=replayed.lossy_steps, notes=notes, regrade=regrade,
         validation_errors=errors, legacy_id=legacy_id,

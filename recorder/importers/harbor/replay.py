@@ -26,13 +26,15 @@ from recorder.importers.shell.tracker import FileTracker, prompt_cwd
 class Replayed:
     """What replaying a trial's steps found: ``replay`` ("exact", "approximate" when a step
     was lossy, or "terminal-only" as given), ``lossy_steps`` ``[{step_id, source_step_id,
-    tool, reasons}]``, ``notes`` for the run, and the grading time (s) and count."""
+    tool, reasons}]``, ``notes`` for the run, the grading time (s) and count, and the tool
+    versions of the grades (None when nothing was graded)."""
 
     replay: str
     lossy_steps: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     grade_s: float = 0.0
     grades: int = 0
+    tools: dict | None = None
 
 
 def pristine_files(task_dir: Path) -> dict[str, str]:
@@ -73,6 +75,7 @@ def replay_steps(steps: list[dict], task_dir: Path | None, replay: str,
             repo_files = pristine_files(task_dir)
             edited_any = _replay_calls(steps, _tracker(steps, repo_files, True), workspace, done)
             done.grade_s, done.grades = workspace.grade_s, workspace.grades
+            done.tools = workspace.tools
     else:
         repo_files = pristine_files(task_dir) if task_dir else {}
         edited_any = _replay_calls(steps, _tracker(steps, repo_files, bool(task_dir)), None, done)

@@ -27,6 +27,12 @@ async function copyText(text) {
   }
 }
 
+/** The tool versions a run was graded with, as one sentence (run.tools may be null). */
+export function toolsLine(tools) {
+  if (!tools) return "This run does not record which promtool and amtool graded it.";
+  return `Graded with promtool ${tools.promtool} and amtool ${tools.amtool}; inhibit checks follow ${tools.inhibition} semantics.`;
+}
+
 /**
  * Wire the inspector; returns update(run, n, checkId): show checkId's inspector at step n
  * (rebuilding plot and reproduce text only when the check changes), or hide it for null.
@@ -70,6 +76,7 @@ export function createInspector(task, onClose) {
       shown = checkId;
       build(entry.check);
     }
+    fill(byId("reproduce-tools"), toolsLine(run.tools));
     const step = run.steps[n];
     const state = stateAt(step, entry.index);
     const target = byId("inspector-state");
