@@ -203,7 +203,7 @@ def test_reexport_removes_stale_run_heads(tmp_path):
 def test_run_steps_follow_the_trajectory_grades(exported):
     run = load(exported / "data" / "runs" / "fixture-oracle-s1.json")
     assert set(run) == {"run_id", "kind", "task_id", "policy", "model", "seed", "status", "error",
-                        "final", "steps"}
+                        "final", "tools", "steps"}
     assert run["status"] == "complete" and run["error"] is None
     trajectory = load(FIXTURE_RUNS / "fixture-oracle-s1" / "trajectory.json")
     steps = run["steps"]
