@@ -25,6 +25,8 @@ def test_spec_built_cases_hold_on_the_first_task():
     assert not failed, "\n".join(f"{r.case}: {r.measured} (bound {r.bound})" for r in failed)
     by_case = {r.case: r for r in rows}
     assert by_case["oracle"].ok and by_case["nop"].ok and by_case["partial"].ok
+    # the first task's route needs continue: the mutant applies and is caught (never n/a)
+    assert by_case["mutant:missing-continue"].ok, by_case["mutant:missing-continue"].measured
     primary = context_for_task(TASK).primary["id"]
     assert by_case["adversary:always-fire"].measured.startswith(f"{primary} s ")
     assert len({r.case for r in rows}) == len(CASES)  # a case that does not apply is an n/a row
