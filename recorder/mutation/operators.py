@@ -76,7 +76,12 @@ def same_config(a: Files, b: Files) -> bool:
 def operator_table() -> dict[str, Operator]:
     """Every operator by name, families in order: rule conditions, rule metadata, routing,
     inhibition."""
-    from recorder.mutation import inhibition_operators, routing_operators, rule_conditions, rule_metadata
+    from recorder.mutation import (
+        inhibition_operators,
+        routing_operators,
+        rule_conditions,
+        rule_metadata,
+    )
 
     table: dict[str, Operator] = {}
     for module in (rule_conditions, rule_metadata, routing_operators, inhibition_operators):

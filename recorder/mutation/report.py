@@ -49,8 +49,8 @@ def totals(results: list[TaskResult]) -> dict:
 
 def task_table(result: TaskResult, operators: list[Operator]) -> list[str]:
     """Lines of one task's table: each operator's killed / survived / equivalent, or n/a."""
-    lines = [f"{result.task}  (oracle reward {result.oracle_reward:g}, {len(result.mutants)} mutants, "
-             f"{result.seconds:.0f} s)",
+    lines = [(f"{result.task}  (oracle reward {result.oracle_reward:g}, {len(result.mutants)} mutants, "
+             f"{result.seconds:.0f} s)"),
              f"  {'operator':24} {'killed':>6} {'surv.':>6} {'equiv.':>6} {'error':>6}"]
     for op in operators:
         mine = Counter(m.status for m in result.mutants if m.operator == op.name)
@@ -80,9 +80,9 @@ def format_report(results: list[TaskResult], operators: list[Operator], wall_s: 
         lines += ["", f"{title} ({len(chosen)}):"]
         lines += [f"  {m.task} {m.name} (target {m.target}, s={m.s}, reward={m.reward}): {detail(m)}" for m in chosen]
     total = totals(results)
-    lines += ["", f"mutation score {_pct(total['score'])}: {total[KILLED]} killed, {total[SURVIVED]} survived, "
+    lines += ["", (f"mutation score {_pct(total['score'])}: {total[KILLED]} killed, {total[SURVIVED]} survived, "
               f"{total[EQUIVALENT]} equivalent, {total[ERROR]} grader errors; {total['mutants']} mutants on "
-              f"{len(results)} tasks in {wall_s:.0f} s"]
+              f"{len(results)} tasks in {wall_s:.0f} s")]
     return "\n".join(lines) + "\n"
 
 

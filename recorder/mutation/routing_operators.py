@@ -13,7 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from recorder.mutation.am_edits import am_doc, labels_seen, matcher_texts, route_of, set_matchers, with_am
+from recorder.mutation.am_edits import (
+    am_doc,
+    labels_seen,
+    matcher_texts,
+    route_of,
+    set_matchers,
+    with_am,
+)
 from recorder.mutation.operators import Operator, Site
 from recorder.reference.context import Context, Files, NotApplicable
 
@@ -87,7 +94,7 @@ def _swap_receiver(files: Files, ctx: Context, req: dict) -> Iterator[Site]:
     pagers = [n for n in (ctx.spec.get("teams") or {}).values() if n in names and n != req["receiver"]]
     if not pagers:
         raise NotApplicable("no other team receiver to send to")
-    parent["routes"][index]["receiver"] = sorted(pagers)[0]
+    parent["routes"][index]["receiver"] = min(pagers)
     yield req["id"], with_am(files, doc), req["id"]
 
 

@@ -43,7 +43,7 @@ def seconds(text: object) -> float:
 
 def duration(total: float) -> str:
     """Seconds as the shortest whole-unit Prometheus duration (``300`` -> ``5m``, ``90`` -> ``90s``)."""
-    total = int(round(total))
+    total = round(total)
     for unit, size in (("h", 3600), ("m", 60)):
         if total and total % size == 0:
             return f"{total // size}{unit}"

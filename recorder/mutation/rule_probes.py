@@ -149,7 +149,7 @@ def replay(files: Files, series: dict[str, tuple[list[dict], int]], names: list[
     return readings(out.stdout + "\n" + out.stderr, out.returncode)
 
 
-_GROUP = re.compile(r"^\s*name: (\S+),\s*$", re.M)
+_GROUP = re.compile(r"^\s*name: (\S+),\s*$", re.MULTILINE)
 
 
 def readings(output: str, returncode: int = 1) -> dict[str, Reading]:
