@@ -4,10 +4,11 @@
 - route mutants: ``amtool config routes test`` (:func:`grader.routing.resolve_many`) over
   the product of every service x team x severity the spec names (each also missing), each
   with an alert name of that service, plus every label set of the spec's route cases and
-  each of those missing one label; receivers compared as lists;
+  the catalog's route and inhibit checks, each also missing one label; receivers compared
+  as lists;
 - inhibit mutants: the grader's Alertmanager 0.25 simulator (:mod:`grader.inhibition`) over
-  every ordered pair of alerts from a pool (each alert name the spec names, for each
-  service, with the spec's labels), and the whole pool firing at once.
+  every ordered pair of alerts from a pool (each alert the spec and the catalog's checks
+  name, then each of those names on every service), and the whole pool firing at once.
 
 A :class:`Verdict` says equal (with the number of probes: the proof) or the first probe
 that differs (the witness that will close the survivor).
@@ -54,7 +55,20 @@ def _alert_labels(ctx: Context) -> dict[str, dict[str, str]]:
     return known
 
 
-def route_label_sets(ctx: Context) -> list[dict[str, str]]:
+def catalog_alerts(catalog: dict) -> list[dict[str, str]]:
+    """The label sets the catalog's route and inhibit checks use (derived from the spec:
+    positives, negatives, bystanders), in catalog order."""
+    found = []
+    for check in catalog.get("checks", []):
+        probe = check.get("probe") or {}
+        if probe.get("type") == "route" and isinstance(probe.get("labels"), dict):
+            found.append({str(k): str(v) for k, v in probe["labels"].items()})
+        elif probe.get("type") == "inhibit":
+            found += [{str(k): str(v) for k, v in a.items()} for a in probe.get("alerts") or [] if isinstance(a, dict)]
+    return found
+
+
+def route_label_sets(ctx: Context, catalog: dict) -> list[dict[str, str]]:
     """The route probe's label sets (see the module doc), without duplicates, in a fixed order."""
     services = sorted(labels_seen(ctx, "service"))
     teams = sorted(labels_seen(ctx, "team")) + ["unassigned"]
@@ -67,7 +81,7 @@ def route_label_sets(ctx: Context) -> list[dict[str, str]]:
         labels = {"alertname": by_service.get(service) or "ProbeAlert"}
         labels |= {k: v for k, v in (("service", service), ("team", team), ("severity", severity)) if v}
         sets.append(labels)
-    for labels in _alert_labels(ctx).values():
+    for labels in [*_alert_labels(ctx).values(), *catalog_alerts(catalog)]:
         sets.append(dict(labels))
         sets += [{k: v for k, v in labels.items() if k != drop} for drop in labels]
     unique = {tuple(sorted(s.items())): s for s in sets if s}
@@ -84,10 +98,10 @@ def _resolve(files: Files, label_sets: list[dict[str, str]]) -> list[list[str]] 
             return str(err)
 
 
-def probe_routes(ctx: Context, oracle: Files, mutant: Files, cache: dict) -> Verdict:
+def probe_routes(ctx: Context, catalog: dict, oracle: Files, mutant: Files, cache: dict) -> Verdict:
     """Route half: receivers of every probe label set, oracle vs mutant (``cache`` keeps the
     oracle's per task)."""
-    sets = route_label_sets(ctx)
+    sets = route_label_sets(ctx, catalog)
     if "routes" not in cache:
         cache["routes"] = _resolve(oracle, sets)
     expected = cache["routes"]
@@ -106,19 +120,22 @@ def probe_routes(ctx: Context, oracle: Files, mutant: Files, cache: dict) -> Ver
     return Verdict(True, len(sets))
 
 
-def alert_pool(ctx: Context) -> list[dict[str, str]]:
+def alert_pool(ctx: Context, catalog: dict) -> list[dict[str, str]]:
     """The inhibit probe's alerts: first every alert the spec names with its own labels
-    (route cases, requirements, inhibition sources and targets on their service), then each
-    of those names on every other service (with that service's team)."""
+    (route cases, requirements, the catalog's route and inhibit checks, inhibition sources
+    and targets on their service), then each
+    of those names on every other service (with that service's team), the services an
+    inhibit requirement names first (so a witness shows that service's own alerts)."""
     teams = {s["name"]: s.get("team") for s in ctx.spec.get("services", [])}
-    native = [dict(labels) for _, labels in sorted(_alert_labels(ctx).items())]
+    native = [dict(labels) for _, labels in sorted(_alert_labels(ctx).items())] + catalog_alerts(catalog)
     for req in ctx.requirements("inhibit"):
         for name in [req["source"], *req.get("targets", [])]:
             severity = (req.get("target_severity") or {}).get(name, "page")
             native.append({"alertname": str(name), "service": str(req["service"]), "severity": str(severity)})
     moved = []
+    inhibited = {str(r["service"]) for r in ctx.requirements("inhibit")}
     for labels in native:
-        for service in sorted(teams):
+        for service in sorted(teams, key=lambda name: (name not in inhibited, name)):
             alert = {**labels, "service": service}
             if "team" in labels and teams[service]:
                 alert["team"] = str(teams[service])
@@ -145,9 +162,9 @@ def _inhibit_rules(files: Files) -> list | str:
         return f"alertmanager.yml does not load: {err}"
 
 
-def probe_inhibition(ctx: Context, oracle: Files, mutant: Files) -> Verdict:
+def probe_inhibition(ctx: Context, catalog: dict, oracle: Files, mutant: Files) -> Verdict:
     """Inhibit half: which alert of each ordered pair (and of the whole pool) is muted."""
-    pool = alert_pool(ctx)
+    pool = alert_pool(ctx, catalog)
     ours, theirs = _inhibit_rules(oracle), _inhibit_rules(mutant)
     if isinstance(theirs, str):
         return Verdict(False, 0, f"inhibit rules do not load: {theirs}")
@@ -203,23 +220,26 @@ def probe_rules(ctx: Context, catalog: dict, req: dict, oracle: Files, mutant: F
         a_alerts, b_alerts = (a.alerts if a else ()), (b.alerts if b else ())
         a_notes, b_notes = (a.notes if a else ()), (b.notes if b else ())
         if a_alerts != b_alerts:
-            return Verdict(False, n, f"{key_t}: oracle {_short(a_alerts)}; mutant {_short(b_alerts)}")
+            return Verdict(False, n, f"{key_t}: {_diff(a_alerts, b_alerts)}")
         if a_notes != b_notes:
-            return Verdict(False, n, f"{key_t} {alert}: oracle {_short(a_notes)}; mutant {_short(b_notes)}")
+            return Verdict(False, n, f"{key_t} {alert} labels and annotations: {_diff(a_notes, b_notes)}")
     return Verdict(True, 2 * len(times))
 
 
-def _short(items: tuple[str, ...], limit: int = 3) -> str:
-    if not items:
-        return "nothing"
-    shown = "; ".join(items[:limit])
-    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+def _diff(oracle: tuple[str, ...], mutant: tuple[str, ...], limit: int = 3) -> str:
+    """What only the oracle and only the mutant show, at most ``limit`` items each."""
+    def listed(items: list[str]) -> str:
+        if not items:
+            return "nothing"
+        return "; ".join(items[:limit]) + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+    return (f"oracle only {listed(sorted(set(oracle) - set(mutant)))}, "
+            f"mutant only {listed(sorted(set(mutant) - set(oracle)))}")
 
 
 def probe(ctx: Context, catalog: dict, req: dict, oracle: Files, mutant: Files, cache: dict) -> Verdict:
     """The probe for a mutant targeting ``req``: by requirement kind (route, inhibit, else rules)."""
     if req["kind"] == "route":
-        return probe_routes(ctx, oracle, mutant, cache)
+        return probe_routes(ctx, catalog, oracle, mutant, cache)
     if req["kind"] == "inhibit":
-        return probe_inhibition(ctx, oracle, mutant)
+        return probe_inhibition(ctx, catalog, oracle, mutant)
     return probe_rules(ctx, catalog, req, oracle, mutant, cache)

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from recorder.mutation.am_edits import am_doc, inhibit_rule_of, set_matchers, side, with_am
+from recorder.mutation.am_edits import (
+    am_doc,
+    inhibit_rule_of,
+    labels_seen,
+    set_matchers,
+    side,
+    with_am,
+)
 from recorder.mutation.operators import Operator, Site
 from recorder.reference.context import Context, Files, NotApplicable
 
@@ -20,38 +27,42 @@ def _camel(service: str) -> str:
     return "".join(part.capitalize() for part in service.split("-"))
 
 
-def _rule_change(change: Callable[[dict, dict], None]):
-    """An operator body applying ``change(rule, req)`` to the requirement's inhibit rule."""
+def _rule_change(change: Callable[[dict, dict, Context], None]):
+    """An operator body applying ``change(rule, req, ctx)`` to the requirement's inhibit rule."""
     def apply(files: Files, ctx: Context, req: dict) -> Iterator[Site]:
         doc = am_doc(files)
         rule = doc["inhibit_rules"][inhibit_rule_of(doc, req)]
-        change(rule, req)
+        change(rule, req, ctx)
         yield req["id"], with_am(files, doc), req["id"]
     return apply
 
 
-def _source_service_only(rule: dict, req: dict) -> None:
+def _source_service_only(rule: dict, req: dict, ctx: Context) -> None:
     set_matchers(rule, [("service", "=", str(req["service"]))], "source_")
 
 
-def _source_prefix(rule: dict, req: dict) -> None:
+def _source_prefix(rule: dict, req: dict, ctx: Context) -> None:
+    prefix = _camel(str(req["service"]))
+    names = labels_seen(ctx, "alertname")
+    if not any(n.startswith(prefix) and n != req["source"] for n in names):
+        raise NotApplicable(f"no other alert the spec names starts with {prefix}")
     others = [(n, o, v) for n, o, v in side(rule, "source_") if n != "alertname"]
-    set_matchers(rule, [("alertname", "=~", _camel(str(req["service"])) + ".*"), *others], "source_")
+    set_matchers(rule, [("alertname", "=~", prefix + ".*"), *others], "source_")
 
 
-def _drop_equal(rule: dict, req: dict) -> None:
+def _drop_equal(rule: dict, req: dict, ctx: Context) -> None:
     if not rule.get("equal"):
         raise NotApplicable("the inhibit rule has no equal labels")
     rule.pop("equal")
 
 
-def _swap_sides(rule: dict, req: dict) -> None:
+def _swap_sides(rule: dict, req: dict, ctx: Context) -> None:
     source, target = side(rule, "source_"), side(rule, "target_")
     set_matchers(rule, target, "source_")
     set_matchers(rule, source, "target_")
 
 
-def _target_prefix(rule: dict, req: dict) -> None:
+def _target_prefix(rule: dict, req: dict, ctx: Context) -> None:
     """Targets named by the service's alert-name prefix (``GeoRpc.*``), plus any target that
     prefix does not cover (a generic alert such as HighErrorRatio)."""
     prefix = _camel(str(req["service"]))
@@ -84,7 +95,7 @@ INHIBIT = ("inhibit",)
 
 OPERATORS = (
     Operator("drop-source-matchers", INHIBIT, ("Inhibit",),
-             _rule_change(lambda rule, req: set_matchers(rule, [], "source_")),
+             _rule_change(lambda rule, req, ctx: set_matchers(rule, [], "source_")),
              "the source side has no matchers: any alert (with equal labels) mutes the targets"),
     Operator("source-service-only", INHIBIT, ("Inhibit",), _rule_change(_source_service_only),
              'the source is any alert of the service (service="...") instead of the named alert'),
@@ -95,7 +106,7 @@ OPERATORS = (
     Operator("swap-source-target", INHIBIT, ("Inhibit",), _rule_change(_swap_sides),
              "source and target matchers swapped"),
     Operator("drop-target-matchers", INHIBIT, ("Inhibit",),
-             _rule_change(lambda rule, req: set_matchers(rule, [], "target_")),
+             _rule_change(lambda rule, req, ctx: set_matchers(rule, [], "target_")),
              "the target side has no matchers: every alert of the service is muted"),
     Operator("target-prefix", INHIBIT, ("Inhibit",), _rule_change(_target_prefix),
              "targets widened to the service's alert-name prefix (mutes its other alerts too)"),

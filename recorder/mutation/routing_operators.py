@@ -47,11 +47,16 @@ def _rewrite_matcher(new):
 
 
 def _prefix(ctx: Context, name: str, value: str) -> str:
-    """The longest prefix ``value`` shares with another value of the label the spec names
-    (at least its first character)."""
+    """The longest prefix ``value`` shares with another value of the label the spec names.
+
+    Raises NotApplicable when no other value shares even a first character (a prefix regex
+    then matches nothing the spec names, so no probe could tell it from the oracle).
+    """
     others = labels_seen(ctx, name) - {value}
     shared = max((len(os.path.commonprefix([value, o])) for o in others), default=0)
-    return value[:max(1, shared)]
+    if not shared:
+        raise NotApplicable(f"no other {name} the spec names shares a prefix with {value}")
+    return value[:shared]
 
 
 def _typo(req: dict, value: str) -> str:
@@ -78,7 +83,12 @@ def _drop_continue(files: Files, ctx: Context, req: dict) -> Iterator[Site]:
 
 
 def _move_route(to_first: bool):
+    """Move the requirement's route first or last among its siblings. Last applies only to a
+    route the spec says must come before the team routes (``label_team``: the alerts it
+    takes carry another team's label); among disjoint siblings the position does not matter."""
     def apply(files: Files, ctx: Context, req: dict) -> Iterator[Site]:
+        if not to_first and not req.get("label_team"):
+            raise NotApplicable(f"{req['id']}: its route does not have to precede another")
         doc = am_doc(files)
         parent, index = route_of(doc, ctx, req)
         route = parent["routes"].pop(index)

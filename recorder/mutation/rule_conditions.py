@@ -30,9 +30,12 @@ _AND = re.compile(r"\s+\band\b\s+")
 # ---- for --------------------------------------------------------------------------------
 
 def _for_change(new_for: Callable[[float], str | None]) -> Callable[[Files, Context, dict], Iterator[Site]]:
-    """An operator body setting the alert's ``for`` to ``new_for(current seconds)`` (None: drop it)."""
+    """An operator body setting the alert's ``for`` to ``new_for(current seconds)`` (None: drop
+    it); NotApplicable for a rule without a ``for``."""
     def apply(files: Files, ctx: Context, req: dict) -> Iterator[Site]:
         current = seconds(alert_rule(files, ctx, req).get("for"))
+        if not current:
+            raise NotApplicable("the rule has no for")
         value = new_for(current)
 
         def change(rule: dict) -> None:
@@ -42,12 +45,6 @@ def _for_change(new_for: Callable[[float], str | None]) -> Callable[[Files, Cont
                 rule["for"] = value
         yield req["id"], edit_alert(files, ctx, req, change), req["id"]
     return apply
-
-
-def _need_for(current: float) -> float:
-    if not current:
-        raise NotApplicable("the rule has no for")
-    return current
 
 
 # ---- thresholds -------------------------------------------------------------------------
@@ -126,11 +123,11 @@ RULES = ("alert", "repair")
 EXPRS = ("alert", "repair", "recording")
 
 OPERATORS = (
-    Operator("drop-for", RULES, ("Timing",), _for_change(lambda s: (_need_for(s), None)[1]),
+    Operator("drop-for", RULES, ("Timing",), _for_change(lambda s: None),
              "the rule loses its for: pages on the first bad evaluation"),
-    Operator("for-zero", RULES, ("Timing",), _for_change(lambda s: (_need_for(s), "0s")[1]),
+    Operator("for-zero", RULES, ("Timing",), _for_change(lambda s: "0s"),
              "for: 0s (same as none, written out)"),
-    Operator("double-for", RULES, ("Timing", "Fire"), _for_change(lambda s: duration(2 * _need_for(s))),
+    Operator("double-for", RULES, ("Timing", "Fire"), _for_change(lambda s: duration(2 * s)),
              "for doubled: pages late"),
     Operator("for-too-long", RULES, ("Fire", "Timing"),
              _for_change(lambda s: "30m" if s < 1800 else duration(2 * s)),

@@ -175,12 +175,22 @@ def readings(output: str, returncode: int = 1) -> dict[str, Reading]:
                 out[key] = Reading(out.get(key, Reading()).alerts, notes)
             else:
                 key = failure.check_id
-                samples = tuple(sorted(json.dumps(labels, sort_keys=True) + " " + _value(v)
-                                       for labels, v in promtool.parse_samples(failure.got)))
+                samples = tuple(sorted(sample_text(labels, v) for labels, v in promtool.parse_samples(failure.got)))
                 out[key] = Reading(samples, out.get(key, Reading()).notes)
     if stray_all or (returncode != 0 and not out):
         return {"*": Reading(error="promtool: " + " | ".join(stray_all[:3] or [f"exit {returncode}"]))}
     return out
+
+
+def sample_text(labels: dict[str, str], value: str) -> str:
+    """A sample as PromQL-like text: ``ALERTS{alertname="X",service="y"}`` (alert state and
+    value left out) or ``record{service="y"} 0.01234`` (4 significant digits)."""
+    labels = dict(labels)
+    name = labels.pop("__name__", "")
+    if name == "ALERTS":
+        labels.pop("alertstate", None)
+    text = name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+    return text if name == "ALERTS" else f"{text} {_value(value)}"
 
 
 def _value(text: str) -> str:
