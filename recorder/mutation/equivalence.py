@@ -23,7 +23,7 @@ from pathlib import Path
 
 from grader import inhibition, routing
 from recorder.mutation.am_edits import labels_seen
-from recorder.mutation.rule_probes import probe_series, replay
+from recorder.mutation.rule_probes import probe_series, replay, same_samples
 from recorder.reference.context import AM, Context, Files, load_doc
 
 ROUTE_BATCH = 48
@@ -219,7 +219,7 @@ def probe_rules(ctx: Context, catalog: dict, req: dict, oracle: Files, mutant: F
         a, b = want.get(key_t), have.get(key_t)
         a_alerts, b_alerts = (a.alerts if a else ()), (b.alerts if b else ())
         a_notes, b_notes = (a.notes if a else ()), (b.notes if b else ())
-        if a_alerts != b_alerts:
+        if not same_samples(a_alerts, b_alerts):
             return Verdict(False, n, f"{key_t}: {_diff(a_alerts, b_alerts)}")
         if a_notes != b_notes:
             return Verdict(False, n, f"{key_t} {alert} labels and annotations: {_diff(a_notes, b_notes)}")

@@ -14,6 +14,7 @@ oracle's.
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import tempfile
@@ -184,7 +185,8 @@ def readings(output: str, returncode: int = 1) -> dict[str, Reading]:
 
 def sample_text(labels: dict[str, str], value: str) -> str:
     """A sample as PromQL-like text: ``ALERTS{alertname="X",service="y"}`` (alert state and
-    value left out) or ``record{service="y"} 0.01234`` (4 significant digits)."""
+    value left out) or ``record{service="y"} 0.0123456789`` (the value as promtool printed it,
+    compared with a tolerance by :func:`same_samples`)."""
     labels = dict(labels)
     name = labels.pop("__name__", "")
     if name == "ALERTS":
@@ -195,6 +197,32 @@ def sample_text(labels: dict[str, str], value: str) -> str:
 
 def _value(text: str) -> str:
     try:
-        return f"{float(text):.4g}"
+        return repr(float(text))
     except ValueError:
         return text
+
+
+def _split(item: str) -> tuple[str, float | None]:
+    key, _, value = item.rpartition(" ")
+    if not key.endswith("}"):
+        return item, None
+    try:
+        return key, float(value)
+    except ValueError:
+        return item, None
+
+
+def same_samples(oracle: tuple[str, ...], mutant: tuple[str, ...], rel: float = 1e-6) -> bool:
+    """True when both readings hold the same series and each value agrees within ``rel``
+    (relative; NaN equals NaN): the same rules evaluated in another order may sum in another
+    order and differ in the last digits."""
+    ours, theirs = dict(map(_split, oracle)), dict(map(_split, mutant))
+    if set(ours) != set(theirs):
+        return False
+    for key, a in ours.items():
+        b = theirs[key]
+        if (a is None) != (b is None):
+            return False
+        if a is not None and not (math.isclose(a, b, rel_tol=rel, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))):
+            return False
+    return True
