@@ -8,7 +8,8 @@
   as lists;
 - inhibit mutants: the grader's Alertmanager 0.25 simulator (:mod:`grader.inhibition`) over
   every ordered pair of alerts from a pool (each alert the spec and the catalog's checks
-  name, then each of those names on every service), and the whole pool firing at once.
+  name, then each generic name such as HighErrorRatio on every service), and the whole
+  pool firing at once.
 
 A :class:`Verdict` says equal (with the number of probes: the proof) or the first probe
 that differs (the witness that will close the survivor).
@@ -125,7 +126,8 @@ def alert_pool(ctx: Context, catalog: dict) -> list[dict[str, str]]:
     (route cases, requirements, the catalog's route and inhibit checks, inhibition sources
     and targets on their service), then each
     of those names on every other service (with that service's team), the services an
-    inhibit requirement names first (so a witness shows that service's own alerts)."""
+    inhibit requirement names first (so a witness shows that service's own alerts). A name
+    that starts with a service's alert prefix (``GeoRpcDown``) stays on that service."""
     teams = {s["name"]: s.get("team") for s in ctx.spec.get("services", [])}
     native = [dict(labels) for _, labels in sorted(_alert_labels(ctx).items())] + catalog_alerts(catalog)
     for req in ctx.requirements("inhibit"):
@@ -134,8 +136,12 @@ def alert_pool(ctx: Context, catalog: dict) -> list[dict[str, str]]:
             native.append({"alertname": str(name), "service": str(req["service"]), "severity": str(severity)})
     moved = []
     inhibited = {str(r["service"]) for r in ctx.requirements("inhibit")}
+    owners = {_camel(name): name for name in teams}
     for labels in native:
+        owner = next((svc for camel, svc in owners.items() if labels["alertname"].startswith(camel)), None)
         for service in sorted(teams, key=lambda name: (name not in inhibited, name)):
+            if owner and service != owner:
+                continue  # an alert named for its service fires for that service only
             alert = {**labels, "service": service}
             if "team" in labels and teams[service]:
                 alert["team"] = str(teams[service])
@@ -193,6 +199,10 @@ def _difference(ours, theirs, alerts: list[dict[str, str]], others: str | None =
             f"mutant {'muted' if have[index] else 'not muted'}")
 
 
+def _camel(service: str) -> str:
+    return "".join(part.capitalize() for part in service.split("-"))
+
+
 def _fmt(labels: dict[str, str]) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
 
@@ -227,13 +237,15 @@ def probe_rules(ctx: Context, catalog: dict, req: dict, oracle: Files, mutant: F
 
 
 def _diff(oracle: tuple[str, ...], mutant: tuple[str, ...], limit: int = 3) -> str:
-    """What only the oracle and only the mutant show, at most ``limit`` items each."""
+    """What only the oracle and only the mutant show (a record value within tolerance of the
+    other side's is the same), at most ``limit`` items each."""
     def listed(items: list[str]) -> str:
         if not items:
             return "nothing"
         return "; ".join(items[:limit]) + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
-    return (f"oracle only {listed(sorted(set(oracle) - set(mutant)))}, "
-            f"mutant only {listed(sorted(set(mutant) - set(oracle)))}")
+    ours = [a for a in oracle if not any(same_samples((a,), (b,)) for b in mutant)]
+    theirs = [b for b in mutant if not any(same_samples((a,), (b,)) for a in oracle)]
+    return f"oracle only {listed(sorted(ours))}, mutant only {listed(sorted(theirs))}"
 
 
 def probe(ctx: Context, catalog: dict, req: dict, oracle: Files, mutant: Files, cache: dict) -> Verdict:

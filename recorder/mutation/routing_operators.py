@@ -46,17 +46,34 @@ def _rewrite_matcher(new):
     return apply
 
 
-def _prefix(ctx: Context, name: str, value: str) -> str:
-    """The longest prefix ``value`` shares with another value of the label the spec names.
+def _prefix(ctx: Context, name: str, value: str, caught: set[str]) -> str:
+    """The longest prefix ``value`` shares with another value of the label the spec names
+    that no earlier sibling route already takes (``caught``).
 
-    Raises NotApplicable when no other value shares even a first character (a prefix regex
-    then matches nothing the spec names, so no probe could tell it from the oracle).
+    Raises NotApplicable when there is none: the prefix regex would then match nothing that
+    reaches the route, so no probe could tell it from the oracle.
     """
-    others = labels_seen(ctx, name) - {value}
+    others = labels_seen(ctx, name) - {value} - caught
     shared = max((len(os.path.commonprefix([value, o])) for o in others), default=0)
     if not shared:
-        raise NotApplicable(f"no other {name} the spec names shares a prefix with {value}")
+        raise NotApplicable(f"no other {name} that reaches the route shares a prefix with {value}")
     return value[:shared]
+
+
+def _widen_to_prefix(files: Files, ctx: Context, req: dict) -> Iterator[Site]:
+    """Each ``name="value"`` matcher of the route becomes ``name=~"<prefix>.*"``, the prefix
+    shared with a neighbour's value that the routes before this one do not take."""
+    doc, _, matchers = _route_matchers(files, ctx, req)
+    parent, index = route_of(doc, ctx, req)
+    earlier = [matcher_texts(r) for r in parent["routes"][:index] if not r.get("continue")]
+    for k, (name, op, value) in enumerate(matchers):
+        if op != "=":
+            continue
+        caught = {v for ms in earlier if len(ms) == 1 for n, o, v in ms if n == name and o == "="}
+        prefix = _prefix(ctx, name, value, caught)
+        doc, route, current = _route_matchers(files, ctx, req)
+        set_matchers(route, [*current[:k], (name, "=~", prefix + ".*"), *current[k + 1:]])
+        yield f"{req['id']}.{name}", with_am(files, doc), req["id"]
 
 
 def _typo(req: dict, value: str) -> str:
@@ -120,8 +137,7 @@ ROUTE = ("route",)
 OPERATORS = (
     Operator("widen-matcher-any", ROUTE, ("Route",), _rewrite_matcher(lambda c, n, o, v: [(n, "=~", ".*")]),
              'a route matcher becomes name=~".*" (also matches alerts without the label)'),
-    Operator("widen-matcher-prefix", ROUTE, ("Route",),
-             _rewrite_matcher(lambda c, n, o, v: [(n, "=~", _prefix(c, n, v) + ".*")]),
+    Operator("widen-matcher-prefix", ROUTE, ("Route",), _widen_to_prefix,
              "a route matcher becomes a prefix regex that a neighbour's value also matches"),
     Operator("drop-matcher", ROUTE, ("Route",), _rewrite_matcher(lambda c, n, o, v: []),
              "a route matcher is dropped"),

@@ -148,7 +148,7 @@ OPERATORS = (
              "by (service) becomes by (service, pod): one page per replica (defect per-pod)"),
     Operator("drop-by", EXPRS, ("Dup", "Label", "Cardinality"), _exprs(_drop_by),
              "the aggregation loses its by clause: the service label is gone"),
-    Operator("drop-service-selector", EXPRS, ("Silent", "Value"), _exprs(_drop_service_selector),
+    Operator("drop-service-selector", RULES, ("Silent", "Value"), _exprs(_drop_service_selector),
              'the service="..." selector is dropped: other services fire it'),
     Operator("drop-absent", RULES, ("Fire",), _drop_absent,
              "a Down alert loses its or absent(...): vanished targets never page"),
