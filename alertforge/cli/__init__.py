@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from alertforge.cli import corpus, imports, recording, site
+from alertforge.cli import corpus, imports, mutation, recording, site
 from alertforge.cli.exit_codes import HANDLED, report
 from contract.version import __version__
 
@@ -26,6 +26,7 @@ COMMANDS = (
     recording.add_serve_openenv,
     recording.add_record_openenv,
     corpus.add_generate,
+    mutation.add_mutate,
 )
 """Each adds one subcommand (its parser, with ``func`` set to its handler), in help order."""
 

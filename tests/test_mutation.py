@@ -1,0 +1,142 @@
+"""Mutation analysis (issue 14): every operator yields real, loadable mutants; the analysis
+tells a survivor (with its witness) from an equivalent (with its proof); ``alertforge mutate``
+writes its report. The whole corpus is analysed by ``alertforge mutate`` (tens of minutes),
+not here; these tests grade a handful of mutants with the real promtool and amtool.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from corpus_sample import SAMPLE
+
+from alertforge.cli import main
+from contract.paths import TASKS_DIR
+from grader.grade import load_catalog
+from recorder.mutation.analysis import EQUIVALENT, KILLED, SURVIVED, classify
+from recorder.mutation.operators import (
+    Mutant,
+    mutants,
+    operator_table,
+    oracle_workspace,
+    same_config,
+)
+from recorder.mutation.rule_conditions import _per_pod, _scaled_threshold, _scaled_windows
+from recorder.mutation.rule_edits import duration, seconds
+from recorder.reference.context import context_for_task, dump_doc, find_rule, load_doc
+
+STORM = TASKS_DIR / "af-007-alert-storm-cleanup-easy-s1"
+POSTMORTEM = TASKS_DIR / "af-015-missed-page-postmortem-medium-s1"
+FIRST = TASKS_DIR / "af-001-slo-onboarding-easy-s1"
+TASKS = sorted({*SAMPLE, POSTMORTEM, STORM})
+
+
+@pytest.fixture(scope="module")
+def all_mutants():
+    found = {}
+    for task in TASKS:
+        ctx = context_for_task(task)
+        found[task.name] = (ctx, mutants(ctx, list(operator_table().values()))[0])
+    return found
+
+
+def test_every_operator_yields_a_mutant_that_differs_and_loads(all_mutants):
+    seen = set()
+    for ctx, found in all_mutants.values():
+        oracle = oracle_workspace(ctx)
+        for mutant in found:
+            seen.add(mutant.operator)
+            assert mutant.name == f"{mutant.operator}@{mutant.site}"
+            assert not same_config(mutant.files, oracle), mutant.name
+            changed = [p for p in mutant.files if mutant.files[p] != oracle.get(p)]
+            for path in changed:
+                assert yaml.safe_load(mutant.files[path]) is not None, (mutant.name, path)
+            assert mutant.target in {r["id"] for r in ctx.spec["requirements"]}
+    assert seen == set(operator_table()), f"operators with no mutant: {set(operator_table()) - seen}"
+
+
+def test_mutant_names_are_unique_per_task(all_mutants):
+    for _, found in all_mutants.values():
+        names = [m.name for m in found]
+        assert len(names) == len(set(names))
+
+
+def test_crd_rule_files_stay_prometheus_rule_manifests():
+    ctx = context_for_task(TASKS_DIR / "af-011-alert-storm-cleanup-hard-s1")
+    found, _ = mutants(ctx, [operator_table()["drop-for"]])
+    path = next(p for p in found[0].files if found[0].files[p] != oracle_workspace(ctx).get(p))
+    assert yaml.safe_load(found[0].files[path])["kind"] == "PrometheusRule"
+
+
+@pytest.mark.parametrize(("expr", "factor", "want"), [
+    ("x > 0.05", 2, "x > 0.1"),
+    ("a > (14.4 * (1 - 0.999))\nand\nb > (14.4 * (1 - 0.999))", 0.5,
+     "a > (0.5 * (14.4 * (1 - 0.999)))\nand\nb > (0.5 * (14.4 * (1 - 0.999)))"),
+    ("sum by (service) (up) == 0", 2, "sum by (service) (up) == 0"),
+])
+def test_threshold_scaling_leaves_equality_alone(expr, factor, want):
+    assert _scaled_threshold(factor)(expr) == want
+
+
+def test_window_and_aggregation_rewrites():
+    assert _scaled_windows(6)("rate(x[5m]) / rate(y[1h])") == "rate(x[30m]) / rate(y[6h])"
+    assert _scaled_windows(0.2)("rate(x[5m])") == "rate(x[1m])"
+    assert _per_pod("sum by (service) (rate(x[5m]))") == "sum by (service, pod) (rate(x[5m]))"
+    assert (seconds("1h30m"), duration(300), duration(90)) == (5400, "5m", "90s")
+
+
+def _classify(task, mutant):
+    ctx = context_for_task(task)
+    return classify(task, ctx, load_catalog(task), mutant, oracle_workspace(ctx), {})
+
+
+def test_over_broad_inhibit_source_is_a_survivor_with_a_witness():
+    """Issue 14's first paragraph: a source any alert of the service matches scores s = 1
+    on an alert-storm task; the inhibition probe names the pair of alerts that shows it."""
+    ctx = context_for_task(STORM)
+    found, _ = mutants(ctx, [operator_table()["source-service-only"]])
+    result = _classify(STORM, found[0])
+    assert result.status == SURVIVED, result
+    assert result.s == 1 and result.reward == 1
+    assert "oracle not muted, mutant muted" in result.witness
+
+
+def test_dropping_equal_is_killed_by_the_inhibit_checks():
+    ctx = context_for_task(STORM)
+    found, _ = mutants(ctx, [operator_table()["drop-equal"]])
+    result = _classify(STORM, found[0])
+    assert result.status == KILLED and "Inhibit" in result.failed
+
+
+def test_reordering_two_independent_rules_is_equivalent():
+    ctx = context_for_task(FIRST)
+    files = oracle_workspace(ctx)
+    req = ctx.requirements("alert")[0]
+    path, _, _ = find_rule(files, ctx, req["alert"])
+    doc = load_doc(files[path])
+    rules = doc["groups"][0]["rules"]
+    assert len(rules) >= 2
+    rules[0], rules[1] = rules[1], rules[0]
+    mutant = Mutant("reorder@A1", "reorder", "A1", req["id"], ("Fire",), {**files, path: dump_doc(doc)})
+    result = _classify(FIRST, mutant)
+    assert result.status == EQUIVALENT, result
+    assert result.probes > 1000 and result.witness is None
+
+
+def test_mutate_command_writes_the_report(tmp_path, capsys):
+    report = tmp_path / "report.json"
+    code = main(["mutate", "--only", STORM.name, "--operators", "drop-equal,drop-inhibit-rule",
+                 "-j", "1", "--report", str(report)])
+    out = capsys.readouterr().out
+    assert code == 0
+    data = json.loads(report.read_text())
+    assert data["totals"]["killed"] == 2 and data["totals"]["score"] == 1.0
+    assert [op["name"] for op in data["operators"]] == ["drop-equal", "drop-inhibit-rule"]
+    assert "mutation score 100.0%" in out and STORM.name in out
+
+
+def test_mutate_refuses_an_unknown_operator(capsys):
+    assert main(["mutate", "--operators", "no-such-operator"]) == 2
+    assert "unknown operator" in capsys.readouterr().err
