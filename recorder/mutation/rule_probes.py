@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import promtool
-from grader.grade import group_eval_order
+from grader.promql_replay import group_eval_order
 from grader.workspace import load_workspace
 from recorder.reference.context import Context, Files
 from tasks.generator.scenarios import Outage, Phase, Scenario, counters
