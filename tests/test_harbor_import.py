@@ -253,3 +253,27 @@ def test_sed_in_place_is_emulated_for_s_and_lossy_for_other_scripts():
         ("bash_command", {"keystrokes": "sed -i '1d' /app/monitoring/rules/a.yml\n"})])
     assert _edits(emulated) == [("rules/a.yml", "a: 1\nb: 22\n")] and "sed -i" in emulated.lossy[0]
     assert other.edits == [] and "sed" in other.lossy[0]
+
+
+def test_a_write_through_a_file_is_refused_on_its_step_not_an_aborted_import(tmp_path):
+    """A trajectory that writes ``notes`` and then ``notes/x`` (issue 16's odd trajectory)
+    imports with exit 0: the second write is refused and named on its step, and no temp path
+    reaches the run or the terminal (before: exit 2 naming the importer's temp folder)."""
+    job = tmp_path / "job"
+    shutil.copytree(JOB, job, ignore=shutil.ignore_patterns("*Kp3mZ7c", "*Tq8wN4e", "*Zr5bV1u"))
+    path = job / EXACT / "agent" / "trajectory.json"
+    doc = read_json(path)
+    step = doc["steps"][1]
+    step["tool_calls"][0]["arguments"]["keystrokes"] = (
+        "cd /app/monitoring && echo a > notes && echo b > notes/x\n")
+    path.write_text(json.dumps(doc))
+    cli = subprocess.run([sys.executable, "-m", "alertforge.cli", "import-harbor", str(job), "--out",
+                          str(tmp_path / "runs")], capture_output=True, text=True, check=False)
+    assert cli.returncode == 0, cli.stderr
+    assert "alertforge-" not in cli.stdout + cli.stderr
+    folder = next((tmp_path / "runs").glob("harbor__*"))
+    doc = read_json(folder / "trajectory.json")
+    notes = [n for s in doc["steps"] for n in ((s.get("extra") or {}).get("replay") or {}).get("notes", [])]
+    # a real shell fails that write too ("Not a directory"): refused, named, nothing written
+    assert any("notes is a file, not a folder" in n for n in notes), notes
+    assert "alertforge-" not in (folder / "trajectory.json").read_text()

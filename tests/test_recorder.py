@@ -86,3 +86,15 @@ def test_a_run_made_on_another_version_of_the_task_is_recorded_again_or_refused(
     with pytest.raises(BadInput, match="changed since run"):
         record_run(TASK, "llm", out=tmp_path, options=options)
     assert (llm / "run.json").read_bytes() == before
+
+
+def test_a_write_through_a_file_is_a_tool_error_not_a_crash(tmp_path):
+    """An agent that writes ``notes`` then ``notes/x`` (or a name too long) gets a tool error,
+    as a shell would answer; the recorder does not stop and no temp path is shown."""
+    (tmp_path / "README.md").write_text("x")
+    assert not run_tool(tmp_path, "write_file", {"path": "notes", "content": "a"}).error
+    through = run_tool(tmp_path, "write_file", {"path": "notes/x", "content": "b"})
+    assert through.error and through.output == "error: cannot write notes/x: notes is a file, not a folder"
+    long_name = run_tool(tmp_path, "write_file", {"path": "rules/" + "x" * 300, "content": "b"})
+    assert long_name.error and str(tmp_path) not in long_name.output
+    assert (tmp_path / "notes").read_text() == "a"

@@ -60,9 +60,18 @@ def _write(root: Path, target: Path, content: str) -> ToolResult:
         return ToolResult(f"error: {size} bytes is over the {MAX_WRITE_BYTES}-byte limit", error=True)
     if target.is_dir():
         return ToolResult(f"error: {rel} is a directory", error=True)
+    blocking = next((parent for parent in reversed(Path(rel).parents)
+                     if parent != Path(".") and (root / parent).exists() and not (root / parent).is_dir()),
+                    None)
+    if blocking is not None:
+        return ToolResult(f"error: cannot write {rel}: {blocking.as_posix()} is a file, not a folder",
+                          error=True)
     before = target.read_bytes() if target.is_file() else None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    except OSError as err:  # a name too long, a read-only or full disk: the tool fails, not the run
+        return ToolResult(f"error: cannot write {rel}: {err.strerror or type(err).__name__}", error=True)
     changed = rel if before != content.encode("utf-8") else None
     return ToolResult(f"wrote {size} bytes to {rel}", changed=changed)
 
