@@ -1,7 +1,8 @@
 """Benchmark: the gate's grades on two tool sets, and every check whose outcome differs.
 
 The same final workspaces (oracle, no-op, partial, the gate's mutants and adversaries, on
-every task) are graded once with each tool set: A is the promtool, amtool and Alertmanager
+every task; with ``--mutants`` also every mutant of ``alertforge mutate``) are graded once
+with each tool set: A is the promtool, amtool and Alertmanager
 on the PATH (Debian 12: 2.42 / 0.25), B the binaries in ``--tools-b DIR`` (Debian 13's,
 unpacked without installing them: promtool 2.53, amtool 0.28; see README "Tool versions").
 Each set runs in its own worker processes with ``ALERTFORGE_PROMTOOL`` and
@@ -46,6 +47,40 @@ def grade_all(tasks: list[Path], jobs: int) -> dict[str, dict]:
                         strict=True))
 
 
+def grade_mutants(tasks: list[Path], jobs: int) -> dict[str, dict]:
+    """``{"<task>/<operator>@<site>": ...}`` as :func:`grade_all`, for every mutant of the
+    mutation analysis (``alertforge mutate``), one task per worker job."""
+    from contract.processes import worker_pool
+
+    graded: dict[str, dict] = {}
+    with worker_pool(jobs) as pool:
+        for rows in pool.map(_grade_task_mutants, [str(task) for task in tasks]):
+            graded.update(rows)
+    return graded
+
+
+def _grade_task_mutants(task: str) -> dict[str, dict]:
+    from grader.grade import grade
+    from recorder.mutation.analysis import write_workspace
+    from recorder.mutation.operators import mutants, operator_table
+    from recorder.reference.mutations import context_for_task
+
+    task_dir = Path(task)
+    found, _ = mutants(context_for_task(task_dir), list(operator_table().values()))
+    rows = {}
+    for mutant in found:
+        with tempfile.TemporaryDirectory(prefix="alertforge-xver-") as tmp:
+            result = grade(task_dir, write_workspace(mutant.files, Path(tmp) / "monitoring"))
+        rows[f"{task_dir.name}/{mutant.name}"] = _row(result)
+    return rows
+
+
+def _row(result: dict) -> dict:
+    return {"reward": result["reward"], "tools": result["tools"],
+            "checks": {c["id"]: c["passed"] for c in result["checks"]},
+            "syntax_errors": [e["file"] for e in result["syntax_errors"]]}
+
+
 def _grade_one(job: tuple[str, str]) -> dict:
     from recorder.gate import graded_case
     from recorder.reference.mutations import context_for_task
@@ -53,15 +88,15 @@ def _grade_one(job: tuple[str, str]) -> dict:
     task, case = Path(job[0]), job[1]
     with tempfile.TemporaryDirectory(prefix="alertforge-xver-") as tmp:
         result = graded_case(task, case, context_for_task(task), Path(tmp))
-    return {"reward": result["reward"], "tools": result["tools"],
-            "checks": {c["id"]: c["passed"] for c in result["checks"]},
-            "syntax_errors": [e["file"] for e in result["syntax_errors"]]}
+    return _row(result)
 
 
 def _run_set(name: str, env: dict[str, str], args: argparse.Namespace, out: Path) -> float:
     """Grade everything in a child process with ``env``; returns its wall time (s)."""
     started = time.perf_counter()
     argv = [sys.executable, __file__, "--worker", str(out), "-j", str(args.jobs)]
+    if args.mutants:
+        argv.append("--mutants")
     for only in args.only or []:
         argv += ["--only", only]
     subprocess.run(argv, env=env, check=True)
@@ -93,6 +128,8 @@ def main() -> int:
     parser.add_argument("--only", action="append", help="task ids, substrings or globs")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--out", help="write the comparison as JSON here")
+    parser.add_argument("--mutants", action="store_true",
+                        help="also grade every mutant of the mutation analysis (about 2,000 more)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from recorder.gate import select_tasks
@@ -100,6 +137,8 @@ def main() -> int:
     tasks = select_tasks(task_dirs(None), args.only)
     if args.worker:
         grades = grade_all(tasks, args.jobs)
+        if args.mutants:
+            grades.update(grade_mutants(tasks, args.jobs))
         tools = next(iter(grades.values()))["tools"] if grades else {}
         write_atomic(Path(args.worker), dump_json({"tools": tools, "grades": grades}))
         return 0
