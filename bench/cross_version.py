@@ -125,7 +125,7 @@ def main() -> int:
     """Run both sets (or, with ``--worker OUT``, grade with this environment's tools)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tools-b", help="folder with promtool, amtool, prometheus-alertmanager")
-    parser.add_argument("--only", action="append", help="task ids, substrings or globs")
+    parser.add_argument("--only", action="append", help="task ids, substrings or globs, comma-separated")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--out", help="write the comparison as JSON here")
     parser.add_argument("--mutants", action="store_true",
@@ -134,7 +134,8 @@ def main() -> int:
     args = parser.parse_args()
     from recorder.gate import select_tasks
 
-    tasks = select_tasks(task_dirs(None), args.only)
+    only = [part for value in args.only or [] for part in value.split(",") if part.strip()] or None
+    tasks = select_tasks(task_dirs(None), only)
     if args.worker:
         grades = grade_all(tasks, args.jobs)
         if args.mutants:
