@@ -1,3 +1,3 @@
 """The package version every stage stamps on what it writes (run.json, Harbor datasets, sites)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
