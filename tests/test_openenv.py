@@ -7,6 +7,8 @@ interface, and record-openenv against this server and against another OpenEnv se
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.metadata
 import json
 import shutil
@@ -65,10 +67,16 @@ def _graded_with(task_dir: Path, files: dict[str, str], tmp_path: Path) -> float
     return grade(task_dir, workspace)["reward"]
 
 
-def test_openenv_is_0_10_and_openenv_core_is_not_installed():
+def test_openenv_is_0_10_whole_and_openenv_core_is_not_installed():
+    """The two packages ship the same modules: one installed over the other mixes files."""
     assert importlib.metadata.version("openenv").startswith("0.10.")
     with pytest.raises(importlib.metadata.PackageNotFoundError):
         importlib.metadata.version("openenv-core")
+    dist = importlib.metadata.distribution("openenv")
+    hashed = [f for f in dist.files if f.hash and f.parts[0] in ("openenv", "openenv_core")]
+    differ = [str(f) for f in hashed if base64.urlsafe_b64encode(hashlib.sha256(
+        f.locate().read_bytes()).digest()).rstrip(b"=").decode() != f.hash.value]
+    assert len(hashed) > 150 and differ == []
 
 
 def test_fresh_train_task_is_new_reproducible_and_its_parity_rewards_sum_to_the_grade(

@@ -13,10 +13,10 @@ The task id says the split, workflow, tier and the client's seed
 (``af-train-missed-page-postmortem-medium-s7``, ``af-heldout-latency-slo-easy-n3``), never the
 generator's seed of a held-out task. A folder is written once (atomically, by the generator's
 :func:`~tasks.generator.generate.write_task`) under ``<state dir>/tasks/`` in a folder named
-by the digest of its inputs and of :func:`generator_version`, so the same inputs give the same
-folder and a changed generator gives new ones. The master seed is read from the environment
-variable :data:`MASTER_SEED_ENV`, else from ``<state dir>/heldout-master-seed`` (created with
-256 random bits, mode 0600, on first use).
+by the digest of its inputs, of :func:`generator_version` and (held-out) of the master seed,
+so the same inputs give the same folder and a changed generator or master seed new ones.
+The master seed is read from the environment variable :data:`MASTER_SEED_ENV`, else from
+``<state dir>/heldout-master-seed`` (created with 256 random bits, mode 0600, on first use).
 """
 
 from __future__ import annotations
@@ -53,6 +53,17 @@ class FreshTask:
     workflow: str
     tier: str
     seed: int
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` when it is an integer from 0 to ``2**32 - 1``.
+
+    Raises:
+        ValueError: anything else (a bool, a float, a string, out of range).
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < TRAIN_SEED_LIMIT:
+        raise ValueError(f"seed must be an integer from 0 to {TRAIN_SEED_LIMIT - 1}, not {seed!r}")
+    return seed
 
 
 def default_state_dir() -> Path:
@@ -98,11 +109,13 @@ class FreshTasks:
             raise ValueError(f"unknown workflow {workflow!r}; known: {', '.join(implemented())}")
         if tier not in TIERS:
             raise ValueError(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < TRAIN_SEED_LIMIT:
-            raise ValueError(f"seed must be an integer from 0 to {TRAIN_SEED_LIMIT - 1}")
+        check_seed(seed)
         tid = (f"af-train-{workflow}-{tier}-s{seed}" if split == "train"
                else f"af-heldout-{workflow}-{tier}-n{seed}")
-        key = hashlib.sha256(f"{generator_version()}\0{tid}".encode()).hexdigest()[:24]
+        inputs = f"{generator_version()}\0{tid}"
+        if split == "heldout":  # another master seed is another held-out set
+            inputs += "\0" + hmac.new(self.master_seed(), b"cache", hashlib.sha256).hexdigest()
+        key = hashlib.sha256(inputs.encode()).hexdigest()[:24]
         folder = f"{tid}-{key}"
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         path = self.cache_dir / folder

@@ -21,7 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recorder.environments.openenv_server.fresh_tasks import TRAIN_SEED_LIMIT, FreshTasks
+from recorder.environments.openenv_server.fresh_tasks import (
+    TRAIN_SEED_LIMIT,
+    FreshTasks,
+    check_seed,
+)
 
 DEFAULT_MAX_STEPS = 60
 REWARD_MODES = ("parity", "outcome")
@@ -71,8 +75,7 @@ def choose(bundled: list[Path], fresh: FreshTasks, seed: int | None,
     max_steps = _max_steps(arguments.get("max_steps", DEFAULT_MAX_STEPS))
     if arguments.get("task"):
         return _bundled(bundled, str(arguments["task"]), split, arguments, mode, max_steps)
-    if seed is None:
-        seed = secrets.randbelow(TRAIN_SEED_LIMIT)
+    seed = secrets.randbelow(TRAIN_SEED_LIMIT) if seed is None else check_seed(seed)
     workflow, tier = arguments.get("workflow"), arguments.get("tier")
     if workflow is None or tier is None:
         from tasks.generator.generate import TIERS
