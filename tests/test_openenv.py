@@ -192,8 +192,13 @@ def test_mcp_lists_and_calls_the_benchmark_tools(server_url, tmp_path):
         assert route["output"].startswith("receivers: ") and not route["tool_error"]
 
 
-def test_web_interface_serves_episodes(tmp_path):
+@pytest.mark.browser
+def test_web_interface_serves_episodes(tmp_path, page):
     with alertforge_server(tmp_path / "state", {"ENABLE_WEB_INTERFACE": "true"}) as url:
+        page.goto(url + "/web/")
+        page.get_by_role("button", name="Reset").first.click(timeout=60_000)
+        page.get_by_text("af-train-", exact=False).first.wait_for(timeout=60_000)
+        assert "split" in page.inner_text("body") and page.page_errors == []
         with urllib.request.urlopen(url + "/web/", timeout=30) as response:
             page = response.read().decode()
         assert response.status == 200 and "gradio" in page.lower()
