@@ -103,6 +103,7 @@ def test_fresh_train_task_is_new_reproducible_and_its_parity_rewards_sum_to_the_
         here = FreshTasks(tmp_path / "client-state").task("train", FRESH["workflow"], FRESH["tier"], 7)
         served = next(p for p in (state_dir / "tasks").iterdir() if p.name.startswith(seven["task_id"] + "-"))
         assert task_fingerprint(here.path) == task_fingerprint(served)
+        assert task_fingerprint(served) not in {task_fingerprint(t) for t in task_dirs()}
         rewards = [again.reward]
         for rel, text in _solution(here.path).items():
             step = env.step({"tool": "write_file", "path": rel, "content": text})

@@ -3,7 +3,7 @@
 A fresh task is named by ``(split, workflow, tier, seed)``:
 
 - ``train``: the generator's seed is the client's ``seed`` (``0 <= seed < 2**32``), so a
-  client can build the same task itself (``alertforge generate`` uses the same functions);
+  client can build the same task itself (``record-openenv`` does, for reference policies);
 - ``heldout``: the generator's seed is derived from the client's ``seed`` (an index into the
   held-out set) and the server's master seed with HMAC-SHA256, and lies at or above ``2**32``:
   a client that does not know the master seed cannot rebuild the task, and no held-out task
