@@ -79,3 +79,14 @@ def test_seed_picks_workflow_and_tier_when_they_are_not_given(tmp_path):
     assert episode.split == "train" and episode.reward_mode == "parity" and episode.details
     bundled = choose(task_dirs(), FreshTasks(tmp_path), None, {"task": "af-001-slo-onboarding-easy-s1"})
     assert (bundled.workflow, bundled.tier, bundled.seed) == ("slo-onboarding", "easy", None)
+
+
+def test_sessions_building_the_same_task_at_once_share_one_folder(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        built = list(pool.map(lambda _: FreshTasks(tmp_path).task("train", WORKFLOW, TIER, 21),
+                              range(4)))
+    assert len({t.path for t in built}) == 1
+    assert [p.name for p in (tmp_path / "tasks").iterdir() if p.is_dir()] == [built[0].path.name]
+    assert task_fingerprint(built[0].path)
