@@ -1,6 +1,7 @@
-"""Record a run by driving any OpenEnv environment through openenv-core's client.
+"""Record a run by driving any OpenEnv 0.10 environment through openenv's client.
 
-:func:`record_openenv` connects ``GenericEnvClient`` (WebSocket session) to ``base_url``,
+:func:`record_openenv` connects ``GenericEnvClient`` (a ``/ws`` session: one environment for
+the whole episode) to ``base_url``,
 resets it, then asks a recorder :class:`~recorder.reference.policies.Agent` for one decision a step
 and sends it as an action (default: ``{"tool": name, **arguments}``, the shape of
 :class:`recorder.environments.openenv_server.environment.AlertForgeAction`). Each step is written as it happens
@@ -8,7 +9,8 @@ and sends it as an action (default: ``{"tool": name, **arguments}``, the shape o
 
 The run's kind follows what the environment returns: when its observations carry a
 ``grade`` (this project's server) the run is ``alerting`` with ``extra.grade`` per graded
-step, exactly like a locally recorded run; otherwise it is an ``episode`` run with
+step, exactly like a locally recorded run; otherwise (any other server, or this project's
+``heldout`` split, whose observations carry no grades) it is an ``episode`` run with
 ``extra.env = {reward, total, done, info, observation}`` per step (docs/formats.md). An
 environment session cannot be resumed, so an interrupted drive is recorded again from the
 start (``status`` stays ``running`` until it completes).
@@ -158,13 +160,20 @@ def _summary(store: RunStore, alerting: bool, observation: dict, reset: dict,
     return new_summary(
         store, kind="alerting" if alerting else "episode", source="openenv",
         task=TaskRef(id=slug_id(str(task_id)), dir=str(task_dir) if task_dir else None,
-                     workflow=spec.get("workflow"), tier=spec.get("tier"), seed=reset.get("seed"),
+                     workflow=spec.get("workflow") or _text(observation.get("workflow")),
+                     tier=spec.get("tier") or _text(observation.get("tier")),
+                     seed=reset.get("seed"),
                      fingerprint=fingerprint),
         policy=policy, seed=seed, model=agent.model,
         agent=AgentRef(name=run_format.AGENT_NAME, version=run_format.__version__),
         final=None, requirements=requirements, checks=checks, started_at=run_format.now(),
         finished_at=None, timings=Timings(), error=None, openenv={"reset": reset},
         legacy_id=store.run_id.rsplit("__", 1)[0])
+
+
+def _text(value: object) -> str | None:
+    """A non-empty string the environment reported, else None."""
+    return value if isinstance(value, str) and value else None
 
 
 def _write(store: RunStore, steps: list[dict], summary: RunSummary, started: float, total: float,

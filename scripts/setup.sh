@@ -20,4 +20,12 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
+# openenv-core (0.3, deprecated) and openenv (0.10) ship the same module names: installing one
+# over the other silently mixes their files, and uninstalling core later deletes files 0.10
+# needs. A .venv from before the move to 0.10 still has core: remove it, then (re)install 0.10.
+if .venv/bin/python -m pip show -q openenv-core >/dev/null 2>&1; then
+  .venv/bin/python -m pip uninstall -q -y openenv-core
+  .venv/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+    'openenv>=0.10,<0.11'
+fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'

@@ -102,28 +102,42 @@ def record_reference_command(args: argparse.Namespace) -> int:
 
 
 def add_serve_openenv(sub) -> None:
-    """``serve-openenv``: the tasks as an OpenEnv environment server on 127.0.0.1."""
+    """``serve-openenv``: the tasks as an OpenEnv 0.10 environment server on 127.0.0.1."""
     serve_env = sub.add_parser("serve-openenv", help="serve the tasks as an OpenEnv environment")
     serve_env.add_argument("--host", default="127.0.0.1")
     serve_env.add_argument("--port", type=int, default=8001)
     add_tasks_option(serve_env)
+    serve_env.add_argument("--state-dir", help="fresh-task cache and the held-out master seed "
+                           "(default: $XDG_STATE_HOME/alertforge/openenv)")
+    serve_env.add_argument("--web", action="store_true",
+                           help="also serve the web interface on /web/ (ENABLE_WEB_INTERFACE=true)")
     serve_env.set_defaults(func=serve_openenv_command)
 
 
 def serve_openenv_command(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    from recorder.environments.openenv_server.app import serve
+    import os
 
-    serve(args.host, args.port, args.tasks)
+    from recorder.environments.openenv_server.app import WEB_ENV, serve
+
+    if args.web:
+        os.environ[WEB_ENV] = "true"
+    serve(args.host, args.port, args.tasks, args.state_dir)
     return 0
 
 
 def add_record_openenv(sub) -> None:
-    """``record-openenv --url URL``: a run recorded by driving an OpenEnv environment."""
+    """``record-openenv --url URL``: a run recorded by driving an OpenEnv 0.10 environment."""
     drive = sub.add_parser("record-openenv", help="record a run by driving an OpenEnv environment")
     drive.add_argument("--url", required=True, help="the environment server, e.g. http://127.0.0.1:8001")
-    drive.add_argument("--task", help="task id (reset task=...; reference policies read its folder)")
+    drive.add_argument("--task", help="bundled task id (reset task=...; reference policies read its folder)")
     add_tasks_option(drive)
+    fresh = drive.add_argument_group("fresh tasks of this project's server (reset split, workflow, tier)")
+    fresh.add_argument("--split", choices=["train", "heldout"],
+                       help="train (its tasks can be built here too) or heldout (hidden tasks)")
+    fresh.add_argument("--workflow", help="e.g. missed-page-postmortem")
+    fresh.add_argument("--tier", choices=["easy", "medium", "hard"])
+    drive.add_argument("--reset-json", help="more reset arguments, a JSON object (any server)")
     drive.add_argument("--policy", default="nop", help="oracle, nop, partial or llm")
     drive.add_argument("--actions", help="JSON list of action objects to send instead of a policy")
     add_run_options(drive)
@@ -135,17 +149,18 @@ def record_openenv_command(args: argparse.Namespace) -> int:
     """Drive the server with a policy (or a fixed action list) and print the run folder.
 
     Raises:
-        BadInput: a malformed ``--actions`` file, or a reference policy without ``--task``.
+        BadInput: a malformed ``--actions`` file or ``--reset-json``, a reference policy
+            without a task folder (a held-out task never has one here).
         EnvironmentFailure: the server cannot be reached.
     """
     from recorder.record_openenv import record_openenv
 
-    task = resolve_task(args.task, args.tasks) if args.task and not args.actions else None
+    reset = _openenv_reset(args)
+    task = _openenv_task_dir(args, reset) if not args.actions else None
     agent, policy, to_action, defining = _openenv_agent(args, task)
-    reset = {"seed": args.seed}
-    if args.task:
-        reset["task"] = task.name if task else args.task
-    name = f"openenv__{reset.get('task', 'env')}__{policy.replace(':', '-')}__s{args.seed}"
+    named = reset.get("task") or "-".join(
+        str(reset[k]) for k in ("split", "workflow", "tier") if k in reset) or "env"
+    name = f"openenv__{named}__{policy.replace(':', '-')}__s{args.seed}"
     try:
         run_dir = record_openenv(args.url, agent, out=Path(args.out), readable=name, policy=policy,
                                  reset=reset, task_dir=task, seed=args.seed,
@@ -155,6 +170,43 @@ def record_openenv_command(args: argparse.Namespace) -> int:
         raise EnvironmentFailure(args.url, f"cannot reach the OpenEnv server: {err}") from None
     print(run_dir)
     return 0
+
+
+def _openenv_reset(args: argparse.Namespace) -> dict:
+    """The reset arguments: ``seed``, the task or split/workflow/tier given, ``--reset-json``."""
+    import json
+
+    reset: dict = {"seed": args.seed}
+    if args.task:
+        task = resolve_task(args.task, args.tasks) if not args.actions else None
+        reset["task"] = task.name if task else args.task
+    for key in ("split", "workflow", "tier"):
+        if getattr(args, key):
+            reset[key] = getattr(args, key)
+    if args.reset_json:
+        try:
+            more = json.loads(args.reset_json)
+        except ValueError as err:
+            raise BadInput("--reset-json", f"not JSON: {err}") from None
+        if not isinstance(more, dict):
+            raise BadInput("--reset-json", "expected a JSON object of reset arguments")
+        reset.update(more)
+    return reset
+
+
+def _openenv_task_dir(args: argparse.Namespace, reset: dict) -> Path | None:
+    """The local folder of the task the reset names: a bundled task, or a fresh train task
+    built here by the same generator as the server's (None when there is none)."""
+    if args.task:
+        return resolve_task(args.task, args.tasks)
+    if reset.get("split") == "heldout" or not (args.workflow and args.tier):
+        return None
+    from recorder.environments.openenv_server.fresh_tasks import FreshTasks
+
+    try:
+        return FreshTasks().task("train", args.workflow, args.tier, args.seed).path
+    except ValueError as err:
+        raise BadInput("--workflow", str(err)) from None
 
 
 def _openenv_agent(args: argparse.Namespace, task: Path | None):
@@ -174,7 +226,9 @@ def _openenv_agent(args: argparse.Namespace, task: Path | None):
         digest = hashlib.sha256(dump_json(actions)).hexdigest()
         return agent, "actions", (lambda decision: decision.arguments), {"actions": digest}
     if task is None and args.policy != "llm":
-        raise BadInput("--task", f"policy {args.policy} needs the task folder (--task ID)")
+        raise BadInput("--task", f"policy {args.policy} needs the task folder (--task ID, or "
+                       "--workflow and --tier of a train task); held-out tasks are hidden: "
+                       "--policy llm or --actions")
     options = llm_options(args)
     agent = make_agent(args.policy, task or Path("."), args.seed, options)
     defining = {"options": {k: v for k, v in sorted(options.items()) if k not in NOT_DEFINING}}

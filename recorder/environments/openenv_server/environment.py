@@ -1,35 +1,42 @@
-"""The 3amBench tasks as an OpenEnv ``Environment``: an action is one tool call, graded on change.
+"""The 3amBench tasks as an OpenEnv 0.10 ``MCPEnvironment``: an action is one tool call, graded on change.
 
-Reset picks a task (``task`` id, else ``seed`` modulo the task count) and copies its
-pristine repo into a private temporary workspace; every step runs one tool of
-:mod:`recorder.environments.workspace` there. Reward modes (reset ``reward_mode``):
+Reset chooses a bundled task or builds a fresh one (:mod:`.reset_args`, :mod:`.fresh_tasks`)
+and copies its pristine repo into a private temporary workspace; every step (or /mcp tool
+call, :mod:`.mcp_tools`) runs one tool of :mod:`recorder.environments.workspace` there.
 
-- ``parity`` (default): a step's reward is the grade level after it minus the rewards
-  handed out so far (reset included), so the rewards of an episode sum to its final
-  grade level, the reward Harbor's verifier gives the same files;
-- ``outcome``: 0 on every step, the final level on the step that ends the episode.
+Splits and reward modes:
 
-The episode ends on ``submit`` or after ``max_steps`` steps. Observations carry the tool
-output and, on graded steps, ``grade`` (the recorder's per-step grade summary: reward
-level, delta, check-state string, keys, failing checks), so a driven run can be shown like
-a recorded one.
+- ``train``, ``parity`` (default): a step's reward is the grade level after it minus the
+  rewards handed out so far (reset included), so the rewards of an episode sum to its final
+  grade level, the reward Harbor's verifier gives the same files. Observations carry
+  ``level`` and, on graded steps, ``grade`` (the recorder's per-step grade summary: reward
+  level, delta, check-state string, keys, failing checks with their details);
+- ``train``, ``outcome``: as above, but 0 on every step and the final level on the step
+  that ends the episode;
+- ``heldout``: outcome reward only, and observations carry no ``grade`` and no ``level``
+  (``level`` is set on the last observation only, equal to its reward); the episode's
+  state hides them too.
+
+The episode ends on ``submit`` or after ``max_steps`` steps.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
-from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import Action, Observation, State
+from openenv.core.env_server.mcp_environment import MCPEnvironment
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
 from contract.paths import task_dirs
+from contract.version import __version__
 from recorder.environments.graded import GradedWorkspace
-
-DEFAULT_MAX_STEPS = 60
-REWARD_MODES = ("parity", "outcome")
+from recorder.environments.openenv_server.fresh_tasks import FreshTasks
+from recorder.environments.openenv_server.mcp_tools import tool_server
+from recorder.environments.openenv_server.reset_args import Episode, choose
 
 
 class AlertForgeAction(Action):
@@ -56,104 +63,148 @@ class AlertForgeObservation(Observation):
     output: str = Field(default="", description="the tool's output (reset: the instruction)")
     tool_error: bool = Field(default=False)
     task_id: str = Field(default="")
+    split: str = Field(default="", description="train or heldout")
+    workflow: str = Field(default="")
+    tier: str = Field(default="")
+    seed: int | None = Field(default=None, description="the reset's seed (fresh tasks)")
     instruction: str = Field(default="", description="set on reset")
     step: int = Field(default=0)
     changed_files: list[str] = Field(default_factory=list)
-    level: float = Field(default=0.0, description="grade level of the workspace now")
-    grade: dict | None = Field(default=None, description="grade summary on graded steps")
+    level: float | None = Field(default=None, description="grade level of the workspace now "
+                                "(heldout: only on the last observation)")
+    grade: dict | None = Field(default=None, description="grade summary on graded train steps")
 
 
 class AlertForgeState(State):
-    """Server-side episode state."""
+    """Server-side episode state as clients see it (``level`` None on heldout)."""
 
     task_id: str = ""
+    split: str = ""
+    workflow: str = ""
+    tier: str = ""
+    seed: int | None = None
     reward_mode: str = "parity"
-    level: float = 0.0
-    paid: float = 0.0
+    level: float | None = None
     done: bool = False
 
 
-class AlertForgeEnvironment(Environment[AlertForgeAction, AlertForgeObservation, AlertForgeState]):
-    """One episode at a time on a private copy of a task's repo (sessions do not share files)."""
+class AlertForgeEnvironment(MCPEnvironment):
+    """One episode at a time on a private copy of a task's repo (sessions do not share files).
+
+    ``tasks_dir`` holds the bundled tasks (default: tasks/); ``state_dir`` the fresh-task
+    cache and the held-out master seed (default: :func:`.fresh_tasks.default_state_dir`).
+
+    Raises:
+        BadInput: ``tasks_dir`` holds no task folder.
+    """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, tasks_dir: str | Path | None = None):
-        super().__init__()
+    def __init__(self, tasks_dir: str | Path | None = None, state_dir: str | Path | None = None):
+        super().__init__(tool_server(self._act_as_tool))
         self.tasks = task_dirs(tasks_dir)
+        self.fresh = FreshTasks(state_dir)
         self.workspace: GradedWorkspace | None = None
-        self.task_dir: Path | None = None
-        self.max_steps = DEFAULT_MAX_STEPS
+        self.episode: Episode | None = None
+        self._lock = threading.Lock()
+        self._level, self._paid = 0.0, 0.0
         self._state = AlertForgeState(episode_id=None, step_count=0)
 
-    def _pick(self, task: str | None, seed: int | None) -> Path:
-        if task:
-            for folder in self.tasks:
-                if folder.name == task:
-                    return folder
-            raise ValueError(f"unknown task {task!r}; known: {', '.join(t.name for t in self.tasks)}")
-        return self.tasks[(seed or 0) % len(self.tasks)]
+    def get_metadata(self) -> EnvironmentMetadata:
+        """Name, description and version shown on /metadata and the web interface."""
+        return EnvironmentMetadata(
+            name="alertforge", version=__version__, author="3amBench Replay",
+            description="Alerting-as-code tasks (Prometheus rules, Alertmanager routing) "
+                        "graded by the real promtool and amtool; reset with task, or seed, "
+                        "split (train, heldout), workflow, tier.")
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, task: str | None = None,
-              reward_mode: str = "parity", max_steps: int = DEFAULT_MAX_STEPS,
+    def reset(self, seed: int | None = None, episode_id: str | None = None,
               **kwargs: Any) -> AlertForgeObservation:
-        """Start an episode on ``task`` (id) or the task ``seed`` picks.
+        """Start an episode on the task the arguments choose (:func:`.reset_args.choose`).
 
-        Raises ValueError for an unknown task or reward mode (the server reports it).
+        Raises ValueError for bad arguments (the server reports it to the client).
         """
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {REWARD_MODES}")
-        self.close()
-        self.task_dir = self._pick(task, seed)
-        self.workspace = GradedWorkspace(self.task_dir, prefix="alertforge-openenv-")
-        self.max_steps = max(1, int(max_steps))
-        graded = self.workspace.grade()
-        summary, level = graded.summary, graded.result["reward"]
-        reward = level if reward_mode == "parity" else 0.0
-        self._state = AlertForgeState(episode_id=episode_id or str(uuid.uuid4()), step_count=0,
-                                      task_id=self.task_dir.name, reward_mode=reward_mode,
-                                      level=level, paid=reward)
-        instruction = (self.task_dir / "instruction.md").read_text(encoding="utf-8")
-        return AlertForgeObservation(output=instruction, instruction=instruction,
-                                     task_id=self.task_dir.name, level=level, grade=summary,
-                                     reward=reward, done=False)
+        with self._lock:
+            episode = choose(self.tasks, self.fresh, seed, kwargs)
+            self._end_episode()
+            self.episode = episode
+            self.workspace = GradedWorkspace(episode.task_dir, prefix="alertforge-openenv-")
+            graded = self.workspace.grade()
+            level, summary = graded.result["reward"], graded.summary
+            reward = level if episode.reward_mode == "parity" else 0.0
+            self._level, self._paid = level, reward
+            self._state = AlertForgeState(
+                episode_id=episode_id or str(uuid.uuid4()), step_count=0,
+                task_id=episode.task_id, split=episode.split, workflow=episode.workflow,
+                tier=episode.tier, seed=episode.seed, reward_mode=episode.reward_mode,
+                level=level if episode.details else None)
+            instruction = (episode.task_dir / "instruction.md").read_text(encoding="utf-8")
+            return self._observation(output=instruction, instruction=instruction,
+                                     reward=reward, summary=summary)
 
-    def step(self, action: AlertForgeAction, timeout_s: float | None = None,
-             **kwargs: Any) -> AlertForgeObservation:
+    def _step_impl(self, action: Action, timeout_s: float | None = None,
+                   **kwargs: Any) -> AlertForgeObservation:
         """Run one tool call; grade when it changed a file; reward per the episode's mode."""
-        state = self._state
-        if self.workspace is None or state.done:
+        with self._lock:
+            return self._act(action.tool, action.arguments())
+
+    def _act_as_tool(self, tool: str, arguments: dict) -> dict:
+        """An /mcp tool call: the same action as a step, the observation as a dict."""
+        with self._lock:
+            observation = self._act(tool, arguments)
+        return observation.model_dump(exclude={"instruction", "metadata"})
+
+    def _act(self, tool: str, arguments: dict) -> AlertForgeObservation:
+        state, episode = self._state, self.episode
+        if self.workspace is None or episode is None or state.done:
             return AlertForgeObservation(output="error: no episode running; call reset",
                                          tool_error=True, done=True, reward=0.0,
-                                         task_id=state.task_id, level=state.level)
+                                         task_id=state.task_id, split=state.split)
         state.step_count += 1
-        called = self.workspace.call(action.tool, action.arguments())
+        called = self.workspace.call(tool, arguments)
         outcome, summary = called.tool, None
-        changed = [outcome.changed] if outcome.changed else []
         output = outcome.output
         if called.graded is not None:
             if called.graded.error is not None:
-                output += f"\n(grader error: {called.graded.error})"
+                output += (f"\n(grader error: {called.graded.error})" if episode.details
+                           else "\n(the workspace could not be graded)")
             else:
                 summary = called.graded.summary
-                state.level = called.graded.result["reward"]
-        state.done = outcome.done or state.step_count >= self.max_steps
-        if state.reward_mode == "parity":
-            reward = state.level - state.paid
+                self._level = called.graded.result["reward"]
+        state.done = outcome.done or state.step_count >= episode.max_steps
+        if episode.reward_mode == "parity":
+            reward = self._level - self._paid
         else:
-            reward = state.level if state.done else 0.0
-        state.paid += reward
-        return AlertForgeObservation(output=output, tool_error=outcome.error, task_id=state.task_id,
-                                     step=state.step_count, changed_files=changed,
-                                     level=state.level, grade=summary, reward=reward,
-                                     done=state.done)
+            reward = self._level if state.done else 0.0
+        self._paid += reward
+        if episode.details:
+            state.level = self._level
+        return self._observation(output=output, tool_error=outcome.error, reward=reward,
+                                 summary=summary,
+                                 changed_files=[outcome.changed] if outcome.changed else [])
+
+    def _observation(self, *, output: str, reward: float, summary: dict | None,
+                     **fields: Any) -> AlertForgeObservation:
+        """The observation of the episode now: grades and levels only where the split shows them."""
+        state, episode = self._state, self.episode
+        shown = episode.details or state.done
+        return AlertForgeObservation(
+            output=output, task_id=state.task_id, split=state.split, workflow=state.workflow,
+            tier=state.tier, seed=state.seed, step=state.step_count,
+            level=self._level if shown else None, grade=summary if episode.details else None,
+            reward=reward, done=state.done, **fields)
 
     @property
     def state(self) -> AlertForgeState:
+        """The episode's public state (no level on heldout)."""
         return self._state
 
-    def close(self) -> None:
-        """Remove the episode's workspace."""
+    def _end_episode(self) -> None:
         if self.workspace is not None:
             self.workspace.close()
         self.workspace = None
+
+    def close(self) -> None:
+        """Remove the episode's workspace and let go of the tool server."""
+        self._end_episode()
+        super().close()
