@@ -166,6 +166,11 @@ class LLMEpisodePolicy(EpisodePolicy):
         self.started = False
         self.ended_without_action: list[str] = []
 
+    @property
+    def endpoint(self) -> dict[str, Any] | None:
+        """The server as it described itself (run.json ``endpoint``), once resumed."""
+        return self.conversation.endpoint
+
     def resume(self, steps: list[dict[str, Any]]) -> None:
         """Rebuild the conversation from the run's steps (ATIF dicts; step 1 the user step).
 

@@ -197,6 +197,7 @@ def _record(
             store.start([])
             run.start(observation, transport)
         policy.resume(run.steps)
+        run.summary.endpoint = getattr(policy, "endpoint", None)  # policy llm: the server
         max_steps = (run.observation or {}).get("max_steps")
         limit = action_limit or (
             2 * max_steps if isinstance(max_steps, int) else DEFAULT_ACTION_LIMIT
