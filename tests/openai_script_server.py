@@ -17,6 +17,8 @@ What real servers do and OpenAI does not, per entry (notes/llama-server-replies.
 ``content_filter``); ``"refusal": "text"`` sets ``message.refusal``; ``"delay_s": 3`` answers
 that late (a slow model); a tool call's ``"name": ""`` is a nameless call (functionary);
 ``"content"`` may hold tool calls written as text (``<tool_call>{...}</tool_call>``, ...).
+``{"reply_status": 400, "reply_body": ...}`` sends that body exactly (a JSON value, or text
+sent as it is): a real server's reply replayed verbatim.
 
 ``--llama-cpp`` answers as llama-cpp-python 0.3.36's server does (the quirks measured with
 SmolLM2-135M): an assistant message whose ``content`` is null or missing is HTTP 500
@@ -163,17 +165,20 @@ def make_handler(state: ScriptState):
             pass
 
         def _reply(self, status: int, payload: dict) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self._verbatim(status, payload)
 
         def _error(self, status: int, message: str, code: str | None = None) -> None:
             kind = "internal_server_error" if status >= 500 else "invalid_request_error"
             self._reply(status, {"error": {"message": message, "type": kind,
                                            "param": "messages" if code else None, "code": code}})
+
+        def _verbatim(self, status: int, body) -> None:
+            data = (body if isinstance(body, str) else json.dumps(body)).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_GET(self) -> None:  # http.server calls it by this name
             path = self.path.rstrip("/")
@@ -216,6 +221,9 @@ def make_handler(state: ScriptState):
             entry = state.next_entry()
             if entry is None:
                 self._error(400, "script exhausted")
+                return
+            if "reply_body" in entry:
+                self._verbatim(int(entry.get("reply_status", 200)), entry["reply_body"])
                 return
             if "status" in entry:
                 self._error(int(entry["status"]), entry.get("error", "scripted error"),
