@@ -11,7 +11,8 @@ server's version and model sha256 as run.json names them; ``--json FILE`` writes
 ``--examples DIR`` copies the run folders there (examples/llm-runs/ is what the demo imports).
 
 Usage: .venv/bin/python bench/llama_runs.py --venv /opt/llama/venv --out build/llama
-       [--max-steps 6] [--n-ctx 2048] [--timeout 600] [--aria-url http://127.0.0.1:7860]
+       [--max-steps 6] [--n-ctx 2048] [--timeout 600] [--chat-format default --max-tokens 96]
+       [--seed 1] [--tasks ID,...] [--aria-url http://127.0.0.1:7860] [--examples DIR]
 """
 
 from __future__ import annotations
@@ -58,13 +59,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(setup_values: dict[str, str], n_ctx: int, log: Path) -> tuple[subprocess.Popen, str]:
+def start_server(setup_values: dict[str, str], args: argparse.Namespace,
+                 log: Path) -> tuple[subprocess.Popen, str]:
     """The llama.cpp server process and its /v1 base URL, once /v1/models answers."""
     port = free_port()
     command = [str(Path(setup_values["VENV"]) / "bin" / "python"), "-m", "llama_cpp.server",
                "--model", setup_values["MODEL_PATH"], "--host", "127.0.0.1", "--port", str(port),
-               "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "1",
-               "--chat_format", "chatml-function-calling"]
+               "--n_ctx", str(args.n_ctx), "--n_threads", "1", "--n_threads_batch", "1"]
+    if args.chat_format != "default":
+        command += ["--chat_format", args.chat_format]
     handle = open(log, "w", encoding="utf-8")  # noqa: SIM115 (the server's lifetime)
     process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
@@ -97,8 +100,12 @@ def record(args: argparse.Namespace, url: str, runs: Path, task: str, aria: bool
                "--model", MODEL_NAME, "--base-url", url, "--api-key-env", KEY_ENV,
                "--temperature", "0", "--timeout", str(args.timeout), "--out", str(runs),
                "--max-steps", str(args.max_steps), "--max-retries", "0"]
+    if args.max_tokens:
+        command += ["--max-tokens", str(args.max_tokens)]
     if aria:
-        command += ["--env", "aria", "--env-url", args.aria_url, "--seed", "42"]
+        command += ["--env", "aria", "--env-url", args.aria_url, "--seed", str(args.seed or 42)]
+    else:
+        command += ["--seed", str(args.seed)]
     started = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT,
                          env={**os.environ, KEY_ENV: "local-llama-no-auth"})
@@ -157,6 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=6, help="agent steps per run at most")
     parser.add_argument("--n-ctx", type=int, default=2048, help="the server's context window")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per model reply")
+    parser.add_argument("--chat-format", default="chatml-function-calling",
+                        help="the server's --chat_format; 'default': the GGUF's own template "
+                        "(it ignores tools: the model answers in prose)")
+    parser.add_argument("--max-tokens", type=int, help="completion tokens per reply (ignored by "
+                        "chatml-function-calling when it chooses a tool)")
+    parser.add_argument("--seed", type=int, default=0, help="the runs' seed (sent to the server)")
     parser.add_argument("--tasks", help="comma-separated task ids (default: 3ambench-mini)")
     parser.add_argument("--aria-url", help="also record ARIA episodes from this server")
     parser.add_argument("--aria-tasks", default="easy", help="comma-separated ARIA task ids")
@@ -169,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     values = setup(Path(args.venv))
     print(f"setup: {values['SETUP_S']} s; llama-cpp-python {values['LLAMA_CPP_PYTHON_VERSION']}, "
           f"model {values['MODEL_PATH']} sha256 {values['MODEL_SHA256']}")
-    server, url = start_server(values, args.n_ctx, out / "server.log")
+    server, url = start_server(values, args, out / "server.log")
     rows = []
     try:
         jobs = [(task, False) for task in (args.tasks.split(",") if args.tasks else MINI)]
