@@ -30,6 +30,7 @@ from pathlib import Path
 
 from contract.files import read_json
 from contract.paths import TASKS_DIR
+from contract.processes import die_with_parent
 from exporter.llm_turns import llm_part
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +70,9 @@ def start_server(setup_values: dict[str, str], args: argparse.Namespace,
     if args.chat_format != "default":
         command += ["--chat_format", args.chat_format]
     handle = open(log, "w", encoding="utf-8")  # noqa: SIM115 (the server's lifetime)
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    parent = os.getpid()
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
+                               preexec_fn=lambda: die_with_parent(parent))  # noqa: PLW1509 (no threads here)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -86,12 +89,13 @@ def start_server(setup_values: dict[str, str], args: argparse.Namespace,
 
 def stop_server(process: subprocess.Popen) -> None:
     """Stop the server (it does not act on SIGTERM while generating: killed after 10 s)."""
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+    for stop in (process.terminate, process.kill):
+        stop()
+        try:
+            process.wait(timeout=10)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def record(args: argparse.Namespace, url: str, runs: Path, task: str, aria: bool) -> dict:

@@ -236,6 +236,36 @@ def make_handler(state: ScriptState):
     return Handler
 
 
+class StandIn:
+    """This server as a child process for a test: ``url`` its /v1 base URL; ``flags`` are
+    extra command-line flags (``--llama-cpp``, ``--n-ctx N``, ``--model-file PATH``)."""
+
+    def __init__(self, folder, script: list[dict], api_key: str, *flags: str):
+        import subprocess
+        from pathlib import Path
+
+        folder = Path(folder)
+        self.log = folder / "requests.jsonl"
+        (folder / "script.json").write_text(json.dumps(script))
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--script", str(folder / "script.json"), "--log",
+             str(self.log), "--api-key", api_key, "--port", "0", *flags],
+            stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"the stand-in server did not start: {line!r}")
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}/v1"
+
+    def requests(self) -> list[dict]:
+        """Every request it got, in order (``{path, authorization, body}``)."""
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--script", required=True)

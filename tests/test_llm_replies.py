@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import atif
+import openai_script_server
 import pytest
 from conftest import find_run
 
@@ -26,7 +27,6 @@ from exporter.export import export_site
 from recorder.agents.llm_replies import calls_in_text, read_reply
 
 TASK = task_dirs(TASKS_DIR)[0]
-SERVER = Path(__file__).parent / "openai_script_server.py"
 FIXTURES = Path(__file__).parent / "fixtures" / "llama-cpp"
 REPLIES = json.loads((FIXTURES / "replies.json").read_text(encoding="utf-8"))
 KEY = "sk-local-llama"
@@ -93,27 +93,9 @@ def test_refusal_nameless_calls_and_missing_usage_are_told_apart():
     assert nameless.quirks == ["tool_call_without_name", "invalid_arguments", "usage_missing"]
 
 
-class StandIn:
+def stand_in(folder: Path, script: list[dict], *flags: str) -> openai_script_server.StandIn:
     """The stand-in server answering as llama-cpp-python (``--llama-cpp``)."""
-
-    def __init__(self, folder: Path, script: list[dict], *flags: str):
-        self.log = folder / "requests.jsonl"
-        (folder / "script.json").write_text(json.dumps(script))
-        self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--script", str(folder / "script.json"), "--log",
-             str(self.log), "--api-key", KEY, "--port", "0", "--llama-cpp", *flags],
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        assert line.startswith("PORT "), line
-        self.url = f"http://127.0.0.1:{int(line.split()[1])}/v1"
-
-    def requests(self) -> list[dict]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-        self.process.stdout.close()
+    return openai_script_server.StandIn(folder, script, KEY, "--llama-cpp", *flags)
 
 
 def _record(url: str, out: Path, *flags: str) -> subprocess.CompletedProcess:
@@ -146,7 +128,7 @@ def test_real_server_replies_are_recorded_as_what_they_are_and_exported(tmp_path
         {"reply_body": REPLIES["chatml-function-calling/tools_auto_write"]["body"]},
         {"reply_status": overflow["status"], "reply_body": overflow["body"]},
     ]
-    server = StandIn(tmp_path, script, "--model-file", str(model))
+    server = stand_in(tmp_path, script, "--model-file", str(model))
     try:
         slow = _record(server.url, tmp_path / "runs", "--timeout", "1", "--max-retries", "0")
         assert slow.returncode != 0 and "no reply within 1 s (--timeout)" in slow.stderr, slow.stderr
@@ -207,7 +189,7 @@ def test_real_server_replies_are_recorded_as_what_they_are_and_exported(tmp_path
 
 
 def test_a_prompt_longer_than_the_context_ends_the_run_with_the_servers_error(tmp_path):
-    server = StandIn(tmp_path, [{"tool_calls": [{"name": "list_files", "arguments": {}}]}],
+    server = stand_in(tmp_path, [{"tool_calls": [{"name": "list_files", "arguments": {}}]}],
                      "--n-ctx", "300")
     try:
         done = _record(server.url, tmp_path / "runs")

@@ -30,13 +30,18 @@ function serverText(endpoint) {
   return endpoint.server_version ? `${name} ${endpoint.server_version}` : name;
 }
 
+/** Show the box with this id when there is data for it (pages without the box: false). */
+function showBox(id, data) {
+  const box = byId(id);
+  if (!box) return false;
+  box.hidden = !data;
+  return Boolean(data);
+}
+
 /** The run's model panel (hidden for runs no model made). */
 export function renderRunModel(run) {
-  const box = byId("run-model");
-  if (!box) return;
   const llm = run.llm;
-  box.hidden = !llm;
-  if (!llm) return;
+  if (!showBox("run-model", llm)) return;
   const endpoint = llm.endpoint || null;
   const file = endpoint && endpoint.model_file;
   const items = [
@@ -86,11 +91,8 @@ function rawText(part) {
 
 /** The current step's model turn (hidden for steps no model made). */
 export function renderModelTurn(step) {
-  const box = byId("step-model-box");
-  if (!box) return;
   const part = step.llm;
-  box.hidden = !part;
-  if (!part) return;
+  if (!showBox("step-model-box", part)) return;
   fill(byId("step-model-figures"), stepFigures(part));
   fill(byId("step-model-quirks"), part.quirks.map((quirk) => el("li", { class: "model-quirk", dataset: { quirk: quirk.code } },
     el("span", { class: ["badge", "badge-changed"] }, quirk.code), " ", quirk.text)));
