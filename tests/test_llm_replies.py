@@ -202,3 +202,42 @@ def test_a_prompt_longer_than_the_context_ends_the_run_with_the_servers_error(tm
     error = steps[1]["extra"]["llm"]["stopped"]["error"]
     assert error["code"] == "context_length_exceeded" and "maximum context length is 300" in error["message"]
     assert read_json(run_dir / "run.json")["status"] == "complete"
+
+
+def test_an_episode_the_endpoint_refuses_ends_with_the_reason_in_run_json(tmp_path):
+    from aria_contract_server import ContractServer
+
+    from recorder.importers.aria_transcripts import EXAMPLE_EPISODES
+
+    expert = json.loads((EXAMPLE_EPISODES / "easy-expert.json").read_bytes())
+    first = expert["steps"][0]["request"]["json"]
+    arguments = {k: v for k, v in first.items() if k != "action_type"}
+    model, sha256 = _model_file(tmp_path)
+    overflow = REPLIES["chatml-function-calling/overflow_12000_words"]
+    script = [{"content": json.dumps({"name": first["action_type"], "arguments": arguments})},
+              {"reply_status": overflow["status"], "reply_body": overflow["body"]}]
+    aria = ContractServer().start()
+    server = stand_in(tmp_path, script, "--model-file", str(model))
+    try:
+        env = {**os.environ, "ALERTFORGE_TEST_LLAMA_KEY": KEY}
+        done = subprocess.run(
+            [sys.executable, "-m", "alertforge.cli", "record", "--env", "aria", "--env-url", aria.url,
+             "--task", "easy", "--seed", "42", "--policy", "llm", "--model", "smollm2",
+             "--base-url", server.url, "--api-key-env", "ALERTFORGE_TEST_LLAMA_KEY",
+             "--out", str(tmp_path / "runs")], capture_output=True, text=True, env=env,
+            timeout=120, check=False)
+    finally:
+        server.stop()
+        aria.stop()
+    # the episode ended after one action; a real ARIA server answers /state then, the contract
+    # server only at the end of a recorded transcript (so the run is kept as failed)
+    assert done.returncode == 1 and "no recorded answer for /state after 1 steps" in done.stderr
+    run_dir = find_run(tmp_path / "runs", "aria-easy__llm__s42")
+    summary = read_json(run_dir / "run.json")
+    assert summary["endpoint"]["server_version"] == "0.3.36"
+    assert summary["endpoint"]["model_file"]["sha256"] == sha256
+    assert summary["notes"] == ["policy llm: the endpoint refused turn 2 (context_length_exceeded): "
+                                + json.loads(overflow["body"])["error"]["message"]]
+    steps = read_json(run_dir / "trajectory.json")["steps"]
+    assert [s["tool_calls"][0]["function_name"] for s in steps[1:]] == [first["action_type"]]
+    assert steps[1]["extra"]["llm"]["quirks"] == ["tool_calls_in_content"]

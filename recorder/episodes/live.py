@@ -212,6 +212,8 @@ def _record(
             _check_continues(run, outcome, url)
             policy.observe(run.add(action, outcome, decision))
             index += 1
+        if getattr(policy, "end_note", None):  # policy llm: why the model stopped
+            run.summary.notes = [*(run.summary.notes or []), policy.end_note]
         state = env.state()
         if state.get("task_id", task_id) != task_id:
             raise EnvironmentFailure(
