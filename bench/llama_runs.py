@@ -146,9 +146,10 @@ def figures(result: dict) -> dict:
             "model_sha256": (endpoint.get("model_file") or {}).get("sha256")}
 
 
-def print_table(rows: list[dict]) -> None:
-    print(f"{'run':<44} {'status':<9} {'steps':>5} {'reward':>7} {'s':>7} {'prompt':>7} "
-          f"{'compl':>6} {'turns':>5} {'malf':>4}  quirks")
+def print_table(rows: list[dict], header: bool = True) -> None:
+    if header:
+        print(f"{'run':<44} {'status':<9} {'steps':>5} {'reward':>7} {'s':>7} {'prompt':>7} "
+              f"{'compl':>6} {'turns':>5} {'malf':>4}  quirks")
     for row in rows:
         if not row.get("run_dir"):
             print(f"{row['task']:<44} FAILED exit {row['exit']} after {row['seconds']} s: {row['stderr']}")
@@ -194,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs += [(task, True) for task in args.aria_tasks.split(",")]
         for task, aria in jobs:
             rows.append(figures(record(args, url, runs, task, aria)))
-            print_table(rows[-1:])
+            print_table(rows[-1:], header=len(rows) == 1)
     finally:
         stop_server(server)
     print()
