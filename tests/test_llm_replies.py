@@ -241,3 +241,28 @@ def test_an_episode_the_endpoint_refuses_ends_with_the_reason_in_run_json(tmp_pa
     steps = read_json(run_dir / "trajectory.json")["steps"]
     assert [s["tool_calls"][0]["function_name"] for s in steps[1:]] == [first["action_type"]]
     assert steps[1]["extra"]["llm"]["quirks"] == ["tool_calls_in_content"]
+
+
+def test_only_a_regular_model_file_named_by_absolute_path_is_hashed(tmp_path, monkeypatch):
+    from recorder.agents.llm_server import _is_loopback, describe_endpoint, hash_model_file
+
+    model, sha256 = _model_file(tmp_path)
+    assert hash_model_file(str(model))["sha256"] == sha256
+    link = tmp_path / "link.gguf"
+    link.symlink_to(model)
+    monkeypatch.chdir(model.parent)
+    assert [hash_model_file(p) for p in (str(link), model.name, "/dev/zero", str(tmp_path))] == \
+        [None, None, None, None]
+    # a server that answers nothing of this: the block says so, no error
+    assert describe_endpoint("http://127.0.0.1:9/v1", KEY, 2) == {"base_url": "http://127.0.0.1:9/v1",
+                                                                  "models": []}
+    server = stand_in(tmp_path, [], "--model-file", str(model))
+    try:
+        local = describe_endpoint(server.url, KEY)
+    finally:
+        server.stop()
+    assert local["model_file"]["sha256"] == sha256 and local["server_version"] == "0.3.36"
+    # a model path named by a server that is not on this machine is never opened
+    assert [_is_loopback(url) for url in ("http://localhost:1/v1", "http://[::1]:1/v1",
+                                          "http://10.0.0.5:8000/v1", "https://api.example.com/v1")] \
+        == [True, True, False, False]

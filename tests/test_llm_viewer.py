@@ -88,8 +88,8 @@ def test_the_run_view_shows_model_server_sha256_tokens_and_quirks(demo_site, pag
     expected = {"reply": part.get("raw_reply"), "stopped": part.get("stopped"),
                 "replies_without_tool_call": part.get("raw_replies") or part.get("replies")}
     assert raw == {key: value for key, value in expected.items() if value} and raw
+    assert serious_violations(Axe(), page) == []  # the model panel and an open model turn
     page.goto(f"{url}run.html?run={run_id}&step=0")  # the initial state: no model turn
     page.wait_for_selector("body[data-ready='1']")
     assert not page.is_visible("#step-model-box")
-    assert serious_violations(Axe(), page) == []
     assert page.page_errors == []
