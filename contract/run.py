@@ -136,6 +136,10 @@ class RunSummary(Strict):
     legacy_id: str | None = None
     """The id the run would have had before version 2 (deep links of published sites)."""
     # producer blocks
+    endpoint: dict[str, Any] | None = None
+    """Policy ``llm``: the server as it described itself when the recording started or last
+    resumed: ``{base_url, models[], server?, server_version?, model_file?: {path, bytes,
+    sha256}}`` (recorder/agents/llm_server.py)."""
     env: dict[str, Any] | None = None
     """Episodes: ``{name, transport, url, source}``."""
     harbor: dict[str, Any] | None = None

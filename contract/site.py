@@ -36,6 +36,9 @@ class SiteStep(Strict):
     """Long texts kept in ``data/text/`` parts: ``{field: {chars, parts[]}}``."""
     orphans: list[dict[str, Any]] | None = None
     """Observation results naming no call of the step: ``[{call_id, content}]``."""
+    llm: dict[str, Any] | None = None
+    """A model's step: model, tokens, finish reason, reply quirks and raw reply
+    (exporter/llm_turns.py ``llm_part``)."""
 
 
 class RunDocument(Strict):
@@ -52,6 +55,9 @@ class RunDocument(Strict):
     final: dict[str, Any] | None
     tools: dict[str, str] | None = None
     """The tool versions the run was graded with (run.json ``tools``), or null."""
+    llm: dict[str, Any] | None = None
+    """Model runs: the endpoint as it described itself and the token totals
+    (exporter/llm_turns.py ``run_llm_block``), or null."""
     steps: list[SiteStep]
 
 
@@ -69,6 +75,7 @@ class RunHead(Strict):
     error: str | None
     final: dict[str, Any] | None
     tools: dict[str, str] | None = None
+    llm: dict[str, Any] | None = None
     step_count: int
     last_total: float | None
     steps: list[SiteStep]

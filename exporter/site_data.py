@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from contract.version import __version__
+from exporter.llm_turns import run_llm_block
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
 
@@ -55,8 +56,10 @@ def task_runs_document(task: TaskInfo, summaries: list[dict[str, Any]]) -> dict[
 
 def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
     """``data/runs/<run-id>.json``: ``{run_id, kind, task_id, policy, model, seed, status, error,
-    final, tools, steps[]}`` (``tools``: the promtool/amtool versions that graded it, or null); ``status`` is run.json's (``complete``, ``running``: interrupted or
-    in progress, ``failed``: with ``error``)."""
+    final, tools, llm?, steps[]}`` (``tools``: the promtool/amtool versions that graded it, or null); ``status`` is run.json's (``complete``, ``running``: interrupted or
+    in progress, ``failed``: with ``error``); ``llm``: the model's endpoint and token totals
+    (:func:`exporter.llm_turns.run_llm_block`), only when a step came from a model."""
+    model_block = run_llm_block(run.run.get("endpoint"), steps)
     return {
         "run_id": run.run_id,
         "kind": run.run["kind"],
@@ -68,6 +71,7 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
         "error": run.run.get("error"),
         "final": run.run.get("final"),
         "tools": run.run.get("tools"),
+        **({"llm": model_block} if model_block else {}),
         "steps": steps,
     }
 

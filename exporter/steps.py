@@ -8,6 +8,7 @@ from typing import Any
 from contract.errors import BadInput
 from exporter.diffs import WorkspaceReplay
 from exporter.episodes import attach_episode_parts
+from exporter.llm_turns import llm_part
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
 
@@ -190,6 +191,9 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
                 **({"orphans": orphans} if orphans else {}),
             }
         )
+        model_turn = llm_part(step)
+        if model_turn is not None:
+            steps[-1]["llm"] = model_turn
     if not alerting:
         attach_episode_parts(steps, run.trajectory["steps"])
     return steps

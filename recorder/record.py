@@ -30,9 +30,11 @@ SCRIPTED = ("oracle", "nop", "partial", "mutant", "adversary:")
 """Deterministic reference policies: a run of one made on another version of its task is
 simply recorded again."""
 DEFAULT_MAX_STEPS = 60
-NOT_DEFINING = frozenset({"api_key_env", "price_input", "price_output", "base_url"})
-"""Policy options that are not the agent: the key's variable, prices (what a run reports) and
-the endpoint's address (where the model is served; a resume may reach it at another port)."""
+NOT_DEFINING = frozenset({"api_key_env", "price_input", "price_output", "base_url", "timeout",
+                          "max_retries"})
+"""Policy options that are not the agent: the key's variable, prices (what a run reports),
+the endpoint's address (where the model is served; a resume may reach it at another port)
+and how long and how often to wait for a reply (a resume after a timeout may wait longer)."""
 
 
 def readable_id(task_id: str, policy: str, seed: int) -> str:
@@ -136,6 +138,8 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         if not steps:
             recording.add(run_format.user_step(instruction, workspace.grade().summary))
         agent.resume(steps)
+        if getattr(agent, "endpoint", None):  # policy llm: the server as it described itself
+            recording.summary = recording.summary.model_copy(update={"endpoint": agent.endpoint})
         _act(agent, recording, max_steps)
         recording.finish()
     return store.dir

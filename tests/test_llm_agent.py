@@ -17,6 +17,7 @@ from pathlib import Path
 import atif
 import pytest
 from conftest import find_run
+from openai_script_server import StandIn
 
 from contract.files import read_json
 from contract.paths import TASKS_DIR, task_dirs
@@ -25,30 +26,12 @@ from recorder.agents import llm_endpoint
 from recorder.record import record_run
 
 TASK = task_dirs(TASKS_DIR)[0]
-SERVER = Path(__file__).parent / "openai_script_server.py"
 KEY = "sk-local-test"
 
 
-class ScriptServer:
+def ScriptServer(tmp: Path, script: list[dict]) -> StandIn:
     """The script server as a child process; ``url`` is its /v1 base URL."""
-
-    def __init__(self, tmp: Path, script: list[dict]):
-        self.log = tmp / "requests.jsonl"
-        (tmp / "script.json").write_text(json.dumps(script))
-        self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--script", str(tmp / "script.json"),
-             "--log", str(self.log), "--api-key", KEY, "--port", "0"],
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        assert line.startswith("PORT "), f"server did not start: {line!r}"
-        self.url = f"http://127.0.0.1:{int(line.split()[1])}/v1"
-
-    def requests(self) -> list[dict]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
+    return StandIn(tmp, script, KEY)
 
 
 def _call(name: str, **arguments) -> dict:

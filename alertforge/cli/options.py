@@ -17,7 +17,7 @@ MAX_PER_TIER = 1000
 """Upper bound of ``generate --per-tier`` (15,000 tasks)."""
 
 LLM_OPTIONS = ("base_url", "model", "api_key_env", "price_input", "price_output", "temperature",
-               "max_tokens")
+               "max_tokens", "timeout", "max_retries")
 """The ``--policy llm`` settings, as argparse destinations (see :func:`add_llm_options`)."""
 
 
@@ -87,6 +87,13 @@ def add_llm_options(parser: argparse.ArgumentParser) -> None:
     llm.add_argument("--price-output", type=float, help="USD per million completion tokens")
     llm.add_argument("--temperature", type=float)
     llm.add_argument("--max-tokens", type=int, help="completion tokens per model turn at most")
+    llm.add_argument("--timeout", type=float, metavar="SECONDS",
+                     help="wait this long for each reply (default 120; a slow local model "
+                     "on a shared CPU may need more)")
+    llm.add_argument("--max-retries", type=int, metavar="N",
+                     help="ask again this many times after a timeout or a 5xx (default 2; 0 "
+                     "for a one-request-at-a-time local server, which would queue the retry "
+                     "behind the abandoned request)")
 
 
 def llm_options(args: argparse.Namespace, *extra: str) -> dict[str, Any]:

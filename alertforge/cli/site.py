@@ -89,7 +89,8 @@ def publish_command(args: argparse.Namespace) -> int:
 
 
 def add_demo(sub) -> None:
-    """``demo``: reference runs and ARIA examples, exported into space/ and served."""
+    """``demo``: reference runs, ARIA examples and the real model runs of examples/llm-runs/,
+    exported into space/ and served."""
     demo = sub.add_parser("demo", help="record reference runs, export them into space/, serve")
     demo.add_argument("--no-serve", action="store_true")
     demo.add_argument("--port", type=int, default=8000)
@@ -109,6 +110,7 @@ def demo_command(args: argparse.Namespace) -> int:
     runs_dir = Path(args.runs)
     record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs, policies=demo_policies, mutants=1)
     import_demo_episodes(runs_dir)
+    import_demo_llm_runs(runs_dir)
     out = Path(args.out)
     summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=task_index(args))
     print(f"built {out} from {summary.get('runs')} runs in {time.perf_counter() - started:.1f} s")
@@ -125,3 +127,25 @@ def import_demo_episodes(runs_dir: Path) -> None:
     from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
     import_episodes(sorted(EXAMPLE_EPISODES.glob("*.json")), runs_dir)
+
+
+LLM_EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "llm-runs"
+"""Run folders of real model runs the demo shows beside the reference runs (SmolLM2-135M on
+llama-cpp-python's server, recorded by bench/llama_runs.py; see examples/llm-runs/SOURCE.md)."""
+
+
+def import_demo_llm_runs(runs_dir: Path, examples: Path = LLM_EXAMPLES) -> list[Path]:
+    """Copy each run folder of ``examples`` (regular files only, through the safe-read path)
+    into ``runs_dir``; returns the copies. A run already there is replaced."""
+    import shutil
+
+    from contract.untrusted import Tree
+
+    copies = []
+    folders = sorted(examples.iterdir()) if examples.is_dir() else []
+    for folder in (f for f in folders if (f / "run.json").is_file()):
+        target = Path(runs_dir) / folder.name
+        shutil.rmtree(target, ignore_errors=True)
+        Tree(folder).copy_into(target)
+        copies.append(target)
+    return copies

@@ -16,23 +16,30 @@ from typing import Any
 
 from contract.errors import BadInput
 from recorder.agents.llm_endpoint import (
-    LLMError,
+    ContextLengthExceeded,
     LLMSettings,
     add_metrics,
     chat_completion,
     content_text,
     open_client,
 )
+from recorder.agents.llm_replies import read_reply
+from recorder.agents.llm_server import describe_endpoint
 
 
 @dataclass
 class Turn:
-    """One model turn: the tool calls it asked for (``[]``: it twice answered without one).
+    """One model turn: the tool calls it asked for (``[]``: it twice answered without one, or
+    the endpoint refused the turn: ``stopped``).
 
     ``calls`` are ``{"id", "name", "arguments"}`` with the arguments as the model sent them
     (usually JSON text); ``metrics`` are ATIF Metrics summed over the turn's inferences;
     ``model`` is the name the endpoint answered with; ``replies`` the texts of replies
-    without a tool call that came before.
+    without a tool call that came before. ``quirks`` are the reply quirks of the turn
+    (:data:`recorder.agents.llm_replies.QUIRKS`), ``raw`` the raw message of the reply the
+    calls came from when it had a quirk, ``raw_replies`` those of the replies without a tool
+    call, ``stopped`` ``{reason, status, error}`` when the endpoint refused to go on
+    (``context_length_exceeded``: the error object as sent).
     """
 
     number: int
@@ -42,12 +49,21 @@ class Turn:
     metrics: dict | None
     model: str | None
     replies: list[str] = field(default_factory=list)
+    quirks: list[str] = field(default_factory=list)
+    raw: dict | None = None
+    raw_replies: list[dict] = field(default_factory=list)
+    stopped: dict | None = None
 
     def info(self, call_id: str, settings: LLMSettings, first: bool) -> dict[str, Any]:
-        """``extra.llm`` of the step for call ``call_id``."""
+        """``extra.llm`` of the step for call ``call_id`` (the turn's quirks and raw replies
+        on its first step only)."""
         info: dict[str, Any] = {"turn": self.number, "tool_call_id": call_id, "model": settings.model}
-        if first and self.replies:
-            info["replies_without_tool_call"] = self.replies
+        if first:
+            for key, value in (("replies_without_tool_call", self.replies), ("quirks", self.quirks),
+                               ("raw_reply", self.raw), ("raw_replies", self.raw_replies),
+                               ("stopped", self.stopped)):
+                if value:
+                    info[key] = value
         return info
 
 
@@ -69,9 +85,19 @@ class Conversation:
         self.client = client if client is not None else open_client(settings)
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
+        self.endpoint: dict[str, Any] | None = None
+
+    def describe_endpoint(self) -> dict[str, Any]:
+        """Ask the server what it is (:func:`recorder.agents.llm_server.describe_endpoint`);
+        kept in ``endpoint``."""
+        self.endpoint = describe_endpoint(self.settings.base_url, self.settings.api_key,
+                                          min(self.settings.timeout_s, 30.0))
+        return self.endpoint
 
     def start(self, user_text: str) -> None:
-        """Begin anew: the system prompt and the first user message."""
+        """Begin anew: the system prompt and the first user message (and ask the server
+        what it is, :meth:`describe_endpoint`)."""
+        self.describe_endpoint()
         self.messages = [{"role": "system", "content": self.system_prompt},
                          {"role": "user", "content": user_text}]
 
@@ -105,7 +131,7 @@ class Conversation:
             call_id = info.get("tool_call_id") or call.get("tool_call_id")
             turn = info.get("turn")
             if assistant is None or turn is None or turn != current_turn:
-                assistant = {"role": "assistant", "content": content_text(step.get("message")) or None,
+                assistant = {"role": "assistant", "content": content_text(step.get("message")),
                              "tool_calls": []}
                 self.messages.append(assistant)
                 current_turn = turn
@@ -118,38 +144,46 @@ class Conversation:
     def ask(self) -> Turn:
         """One model turn (reminding the model once if it answers without a tool call).
 
-        Calls without an id get ``turn<N>_call<K>``.
+        Tool calls written in the reply's text count as calls (quirk
+        ``tool_calls_in_content``); calls without an id get ``turn<N>_call<K>``. An endpoint
+        that refuses the prompt as too long ends the conversation: the turn has no calls and
+        ``stopped`` says why.
 
         Raises:
-            LLMError: the endpoint failed, replied with something that is not a completion,
-                or asked for a tool call without a function name.
+            LLMError: the endpoint failed or replied with something that is not a completion.
         """
         self.turn += 1
-        metrics, replies = None, []
+        turn = Turn(self.turn, [], "", None, None, None)
+        names = {tool["function"]["name"] for tool in self.tools}
         for attempt in range(2):
-            message, more = chat_completion(self.client, self.settings, self.messages, self.tools,
-                                            self.seed)
-            metrics = add_metrics(metrics, more)
-            calls = message.get("tool_calls") or []
-            text = message.get("content") or ""
-            if calls:
+            try:
+                message, more = chat_completion(self.client, self.settings, self.messages,
+                                                self.tools, self.seed)
+            except ContextLengthExceeded as err:
+                turn.stopped = {"reason": "context_length_exceeded", "status": err.status,
+                                "error": err.error}
+                return turn
+            turn.metrics = add_metrics(turn.metrics, more)
+            turn.model = message.get("_model")
+            reply = read_reply(message, message.get("_finish_reason"),
+                               message.get("_usage_reported", True), names, self.turn)
+            turn.quirks += [quirk for quirk in reply.quirks if quirk not in turn.quirks]
+            turn.text, turn.reasoning = reply.text, reply.reasoning
+            if reply.calls:
+                turn.calls, turn.raw = reply.calls, reply.raw
                 break
-            replies.append(text)
+            turn.replies.append(reply.text)
+            if reply.raw:
+                turn.raw_replies.append(reply.raw)
             if attempt == 0:
-                self.messages += [{"role": "assistant", "content": text},
+                self.messages += [{"role": "assistant", "content": reply.text},
                                   {"role": "user", "content": self.reminder}]
         else:
-            self.messages.append({"role": "assistant", "content": text})
-            return Turn(self.turn, [], text, None, metrics, message.get("_model"), replies)
-        requests = []
-        for index, call in enumerate(calls):
-            function = call.get("function")
-            if not isinstance(function, dict) or not function.get("name"):
-                raise LLMError(f"{self.settings.base_url}: tool call without a function name")
-            requests.append({"id": call.get("id") or f"turn{self.turn}_call{index + 1}",
-                             "name": function["name"], "arguments": function.get("arguments")})
-        self.messages.append({"role": "assistant", "content": text or None, "tool_calls": [
+            self.messages.append({"role": "assistant", "content": turn.text})
+            return turn
+        # content "" and not None: llama-cpp-python answers an assistant message whose
+        # content is null (what it sends itself with tool calls) with HTTP 500
+        self.messages.append({"role": "assistant", "content": turn.text, "tool_calls": [
             {"id": c["id"], "type": "function", "function": {
-                "name": c["name"], "arguments": c["arguments"] or "{}"}} for c in requests]})
-        reasoning = message.get("reasoning_content") or message.get("reasoning") or None
-        return Turn(self.turn, requests, text, reasoning, metrics, message.get("_model"), replies)
+                "name": c["name"], "arguments": c["arguments"] or "{}"}} for c in turn.calls]})
+        return turn

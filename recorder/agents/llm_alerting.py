@@ -11,7 +11,12 @@ When one model turn asks for several tool calls, each becomes its own step; the 
 carries the turn's message, reasoning and metrics (``llm_call_count`` 1), the others are
 dispatched without a new inference (``llm_call_count`` 0). A turn with no tool call is
 answered with one reminder to use the tools; a second one in a row ends the run with an
-implicit ``submit`` (``extra.llm.implicit_submit``).
+implicit ``submit`` (``extra.llm.implicit_submit``), and so does an endpoint that refuses the
+prompt as longer than its context (``extra.llm.stopped``: the error as sent). Replies that
+are not what OpenAI sends (tool calls written in the text, arguments that are not JSON, no
+usage, a refusal, an empty or truncated reply) are recorded as they came: the codes in
+``extra.llm.quirks`` and the raw message in ``extra.llm.raw_reply`` / ``raw_replies``
+(:mod:`recorder.agents.llm_replies`).
 """
 
 from __future__ import annotations
@@ -84,6 +89,11 @@ class LLMAgent(Agent):
         self.queue: list[Decision] = []
         self.awaiting: str | None = None  # the call id whose output goes into the next message
 
+    @property
+    def endpoint(self) -> dict | None:
+        """The server as it described itself (run.json ``endpoint``), once resumed."""
+        return self.conversation.endpoint
+
     def resume(self, steps: list[dict]) -> None:
         """Start the conversation from step 1 (the instruction) and rebuild it from the
         recorded agent steps after it (ATIF dicts, in order).
@@ -114,10 +124,11 @@ class LLMAgent(Agent):
 
     def _decisions(self, turn: Turn) -> list[Decision]:
         """One decision per tool call of ``turn``; an implicit ``submit`` when it has none."""
-        if not turn.calls:
-            info = {"turn": turn.number, "tool_call_id": f"implicit_submit_{turn.number}",
-                    "model": self.settings.model, "implicit_submit": True,
-                    "replies_without_tool_call": turn.replies[:1]}
+        if not turn.calls:  # twice no tool call, or the endpoint refused to go on
+            info = turn.info(f"implicit_submit_{turn.number}", self.settings, True)
+            info["implicit_submit"] = True
+            if turn.replies:  # the first one was answered with the reminder (replay)
+                info["replies_without_tool_call"] = turn.replies[:1]
             return [Decision("submit", {}, message=turn.text, metrics=turn.metrics, model=turn.model,
                              extra={"llm": info}, llm=turn.metrics is not None)]
         decisions = []

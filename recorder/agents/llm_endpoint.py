@@ -52,7 +52,8 @@ def settings_from(options: Mapping[str, Any], environ: Mapping[str, str] = os.en
 
     ``options`` keys: ``base_url``, ``model``, ``api_key_env`` (the name of the variable
     holding the key, default ``OPENAI_API_KEY``), ``price_input``, ``price_output``,
-    ``temperature``, ``max_tokens``, ``timeout_s``, ``max_retries``.
+    ``temperature``, ``max_tokens``, ``timeout`` (or ``timeout_s``: seconds per request),
+    ``max_retries``.
 
     Raises:
         BadInput: naming the flag or variable when the base URL, model or key is missing.
@@ -72,7 +73,7 @@ def settings_from(options: Mapping[str, Any], environ: Mapping[str, str] = os.en
         base_url=str(base_url), model=str(model), api_key=api_key,
         price_input=options.get("price_input"), price_output=options.get("price_output"),
         temperature=options.get("temperature"), max_tokens=options.get("max_tokens"),
-        timeout_s=float(options.get("timeout_s") or 120.0),
+        timeout_s=float(options.get("timeout") or options.get("timeout_s") or 120.0),
         max_retries=int(options.get("max_retries", 2)))
 
 
@@ -118,15 +119,22 @@ def chat_completion(client: Any, settings: Any, messages: list[dict], tools: lis
                     seed: int | None) -> tuple[dict, dict | None]:
     """One OpenAI-compatible chat completion with tools: ``(reply message dict, ATIF metrics)``.
 
-    The message carries the answering model's name under ``_model``; ``settings`` gives the
-    model, base URL, temperature, token cap and prices (see :class:`LLMSettings`).
+    ``tool_choice`` is sent as ``"auto"``: OpenAI's default when tools are given, but
+    llama-cpp-python's server ignores the tools without it (it answers in prose). The message
+    carries the answering model's name under ``_model``, ``choices[0].finish_reason`` under
+    ``_finish_reason`` and whether the reply had a ``usage`` object under ``_usage_reported``;
+    ``settings`` gives the model, base URL, temperature, token cap and prices (see
+    :class:`LLMSettings`).
 
     Raises:
-        LLMError: the endpoint failed, or its reply has no ``choices[0].message``.
+        ContextLengthExceeded: the endpoint refused the prompt as longer than its context.
+        LLMError: the endpoint failed (connection, timeout after ``settings.timeout_s``,
+            HTTP status), or its reply has no ``choices[0].message``.
     """
     import openai
 
-    request: dict[str, Any] = {"model": settings.model, "messages": messages, "tools": tools}
+    request: dict[str, Any] = {"model": settings.model, "messages": messages, "tools": tools,
+                               "tool_choice": "auto"}
     if seed is not None:
         request["seed"] = seed
     if settings.temperature is not None:
@@ -135,6 +143,11 @@ def chat_completion(client: Any, settings: Any, messages: list[dict], tools: lis
         request["max_tokens"] = settings.max_tokens
     try:
         response = client.chat.completions.create(**request)
+    except openai.APITimeoutError:
+        raise LLMError(f"{settings.base_url}: no reply within {settings.timeout_s:g} s "
+                       f"(--timeout), {settings.max_retries} retries") from None
+    except openai.APIStatusError as err:
+        raise status_error(settings.base_url, err) from None
     except openai.APIError as err:
         raise LLMError(f"{settings.base_url}: {type(err).__name__}: {err}") from None
     data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
@@ -145,10 +158,40 @@ def chat_completion(client: Any, settings: Any, messages: list[dict], tools: lis
     choices = data.get("choices") or []
     if not choices or not isinstance(choices[0].get("message"), dict):
         raise LLMError(f"{settings.base_url}: reply has no choices[0].message")
-    metrics = step_metrics(data.get("usage"), settings, choices[0].get("finish_reason"))
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+    metrics = step_metrics(usage, settings, choices[0].get("finish_reason"))
     message = dict(choices[0]["message"])
     message["_model"] = data.get("model")
+    message["_finish_reason"] = choices[0].get("finish_reason")
+    message["_usage_reported"] = bool(usage)
     return message, metrics
+
+
+class ContextLengthExceeded(LLMError):
+    """The endpoint refused the prompt as longer than its context window (OpenAI and
+    llama-cpp-python: HTTP 400, ``code`` ``context_length_exceeded``; vLLM and others: a 400
+    whose message says "maximum context length"). ``error`` is the reply's error object, as
+    sent. Asking again cannot help: the conversation ends here."""
+
+    def __init__(self, message: str, status: int, error: dict[str, Any]):
+        super().__init__(message)
+        self.status, self.error = status, error
+
+
+def status_error(base_url: str, err: Any) -> LLMError:
+    """The LLMError for an HTTP error reply (``openai.APIStatusError``): a
+    :class:`ContextLengthExceeded` when the error says so."""
+    body = err.body if isinstance(getattr(err, "body", None), dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    try:
+        error = json_safe(error, base_url)
+    except UnsafeInput:
+        error = {"message": "(the error reply is not safe to keep)"}
+    text = f"{base_url}: {type(err).__name__}: {err}"
+    code, message = str(error.get("code") or ""), str(error.get("message") or "")
+    if code == "context_length_exceeded" or "maximum context length" in message.lower():
+        return ContextLengthExceeded(text, err.status_code, error)
+    return LLMError(text)
 
 
 def add_metrics(total: dict | None, more: dict | None) -> dict | None:

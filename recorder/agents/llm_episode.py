@@ -165,6 +165,13 @@ class LLMEpisodePolicy(EpisodePolicy):
         self.queue: list[Decision] = []
         self.started = False
         self.ended_without_action: list[str] = []
+        self.end_note: str | None = None
+        """Why the model ended the episode (run.json ``notes``), when it did."""
+
+    @property
+    def endpoint(self) -> dict[str, Any] | None:
+        """The server as it described itself (run.json ``endpoint``), once resumed."""
+        return self.conversation.endpoint
 
     def resume(self, steps: list[dict[str, Any]]) -> None:
         """Rebuild the conversation from the run's steps (ATIF dicts; step 1 the user step).
@@ -193,6 +200,7 @@ class LLMEpisodePolicy(EpisodePolicy):
             turn = self.conversation.ask()
             if not turn.calls:
                 self.ended_without_action = turn.replies
+                self.end_note = _end_note(turn)
                 return None
             self.queue = self._decisions(turn)
         return self.queue.pop(0)
@@ -217,6 +225,18 @@ class LLMEpisodePolicy(EpisodePolicy):
                 metrics=turn.metrics if first else None, model=turn.model if first else None,
                 extra={"llm": info}, llm=first))
         return decisions
+
+
+def _end_note(turn: Turn) -> str:
+    """Why a turn without calls ends the episode: the endpoint's refusal (its error message,
+    as sent) or the model's two replies without a tool call, with their quirks."""
+    if turn.stopped:
+        error = turn.stopped.get("error") or {}
+        return (f"policy llm: the endpoint refused turn {turn.number} "
+                f"({turn.stopped['reason']}): {error.get('message', '')}")
+    quirks = f" (quirks: {', '.join(turn.quirks)})" if turn.quirks else ""
+    return (f"policy llm: turn {turn.number} twice answered without a tool call{quirks}: "
+            + json.dumps(turn.replies))
 
 
 def _arguments_text(call: dict[str, Any], info: dict[str, Any]) -> str:

@@ -197,6 +197,7 @@ def _record(
             store.start([])
             run.start(observation, transport)
         policy.resume(run.steps)
+        run.summary.endpoint = getattr(policy, "endpoint", None)  # policy llm: the server
         max_steps = (run.observation or {}).get("max_steps")
         limit = action_limit or (
             2 * max_steps if isinstance(max_steps, int) else DEFAULT_ACTION_LIMIT
@@ -211,6 +212,8 @@ def _record(
             _check_continues(run, outcome, url)
             policy.observe(run.add(action, outcome, decision))
             index += 1
+        if getattr(policy, "end_note", None):  # policy llm: why the model stopped
+            run.summary.notes = [*(run.summary.notes or []), policy.end_note]
         state = env.state()
         if state.get("task_id", task_id) != task_id:
             raise EnvironmentFailure(

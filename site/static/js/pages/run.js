@@ -31,6 +31,7 @@ import { failureAt, headMismatch, loadRun, loadRunHead, loadTask, runAlias, star
 import { formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { renderStepDetail } from "../components/detail.js";
+import { renderModelTurn, renderRunModel } from "../components/model-turn.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page preloads only the
 // above, so fewer files stand between the navigation and the first step). params.js too: the
@@ -97,6 +98,7 @@ function show(n) {
   state.views.matrix(state.step, state.check);
   state.views.inspector(source, state.step, state.check);
   renderStepDetail(step, source.kind);
+  renderModelTurn(step);
   if (state.views.episode) state.views.episode(state.step);
   writeUrl();
 }
@@ -141,6 +143,7 @@ function renderHeader(run, task) {
     : "This run is incomplete: it was interrupted or is still being recorded (the same command resumes it). It is left out of the means on the home page.");
   meta.append(el("div", null, el("dt", null, "Solved"), el("dd", null, el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no"))));
   fill(byId("instruction"), task.instruction);
+  renderRunModel(run);
   byId("compare-link").setAttribute("href", `compare.html?${new URLSearchParams({ a: run.run_id }).toString()}`);
   fill(byId("step-count"), String((run === state.head ? run.step_count : run.steps.length) - 1));
 }
