@@ -17,7 +17,11 @@ Semantics the adapters carry:
   connection and reports the error in ``transport["retried_after"]``.
 - A failed action (HTTP 4xx/5xx on ``/step``, or a WebSocket error message) is not an
   exception: it comes back as a :class:`StepOutcome` with
-  ``error`` set, to be recorded as the step's result.
+  ``error`` set, to be recorded as the step's result (a 500 to one action is what ARIA
+  does to ``diagnose`` on ``generated``; the episode goes on).
+- Except a server that lost the episode: ARIA keeps it in memory only, so a restarted
+  server answers every later call 400 "Call /reset before /step" (``server/app.py:1481``).
+  That is the environment's failure, not the agent's action: :class:`EpisodeLost`.
 """
 
 from __future__ import annotations
@@ -78,6 +82,14 @@ def _read_answer(response, started: float, what: str, url: str) -> bytes:
             raise EnvironmentFailure(url, f"{what}: answer over {MAX_ANSWER_BYTES} bytes")
         if time.perf_counter() - started > ANSWER_SECONDS:
             raise EnvironmentFailure(url, f"{what}: the answer took over {ANSWER_SECONDS:g} s")
+
+
+LOST_EPISODE = "Call /reset before"
+
+
+class EpisodeLost(EnvironmentFailure):
+    """The server no longer has the episode (ARIA's 400 "Call /reset before ..."): the
+    recording ends as an environment failure and can be resumed."""
 
 
 @dataclass
@@ -248,6 +260,10 @@ class HttpEnvironment:
     def step(self, action: dict[str, Any]) -> StepOutcome:
         """``POST /step``; a non-200 answer is a StepOutcome with ``error`` set."""
         status, body, transport = self.request("POST", "/step", action)
+        if status == 400 and _message(body).startswith(LOST_EPISODE):
+            raise EpisodeLost(self.url, f"POST /step answered 400 {_message(body)!r}: the server "
+                              "lost the episode (restarted?); the run is kept, run the same "
+                              "command again to resume")
         if status != 200:
             return StepOutcome(
                 None,

@@ -272,6 +272,8 @@ class EpisodeRun:
         score parts (:func:`~recorder.episodes.score.score_parts`), ``resolution``,
         ``rewards_unlocked``, ``ground_truth`` and ``analytics``. Writes every file.
         """
+        if state is not None and "total_reward" not in state:
+            state = None  # a /state without the episode's total is no final state
         if len(self.steps) < self.store.written:  # a resume that did not get past the journal
             self.store.fail(error or "stopped before the journal was replayed")
             return self.run_dir
