@@ -9,9 +9,12 @@ episode after another client's reset).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from aria_contract_server import SET2, ContractServer
 
 from contract.errors import EnvironmentFailure
@@ -69,28 +72,15 @@ def test_a_server_that_lost_the_episode_ends_the_recording_kept_and_resumable(se
 
 
 def test_the_cli_exits_1_on_a_lost_episode(server, tmp_path):
-    import subprocess
-    import sys
-    import threading
-
     steps = actions("easy-expert-seed3.json")
     actions_file = tmp_path / "easy.yaml"
-    import yaml
-
     actions_file.write_text(yaml.safe_dump({"actions": steps}))
-    stepped = threading.Event()
+    original, count = server.http_episode.step, {"n": 0}
 
-    def restart_on_second_step(srv):
-        srv.restart()
-        stepped.set()
-
-    original = server.http_episode.step
-    count = {"n": 0}
-
-    def counting(action):
+    def counting(action):  # before the third /step is answered, the server restarts
         count["n"] += 1
         if count["n"] == 2:
-            server.before_step = restart_on_second_step
+            server.before_step = lambda srv: srv.restart()
         return original(action)
 
     server.http_episode.step = counting
@@ -98,11 +88,12 @@ def test_the_cli_exits_1_on_a_lost_episode(server, tmp_path):
         [sys.executable, "-m", "alertforge.cli", "record", "--env", "aria", "--env-url",
          server.url, "--task", "easy", "--seed", "3", "--policy", "scripted", "--actions",
          str(actions_file), "--out", str(tmp_path / "runs")],
-        capture_output=True, text=True, timeout=120)
+        check=False, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert "lost the episode" in result.stderr and "Traceback" not in result.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert load(run_dir / "run.json")["status"] == "failed"
+    assert len(load(run_dir / "trajectory.json")["steps"]) == 3
 
 
 def test_a_foreign_reset_before_the_first_step_is_detected(server, tmp_path):
