@@ -205,6 +205,62 @@ class RecordedEpisode:
         return 200, {**finished[0]["final_state"]["response"], "episode_id": self.episode_id}
 
 
+@dataclass
+class RecordedSession:
+    """One dual-agent session: the transcripts still agreeing with the calls received."""
+
+    candidates: list[dict[str, Any]]
+    session_id: str
+    position: int = 0
+
+    def call(self, agent: str, body: Any) -> tuple[int, Any]:
+        """``(status, body)`` of ``step/a`` or ``step/b``: the recorded answer, or 409."""
+        agreeing = []
+        for t in self.candidates:
+            if self.position < len(t["steps"]):
+                recorded = t["steps"][self.position]
+                if recorded["request"]["path"].split("/")[3] == agent and \
+                        recorded["request"]["json"] == body:
+                    agreeing.append(t)
+        if not agreeing:
+            return 409, _no_record(f"step/{agent} {json.dumps(body)} at call {self.position + 1}")
+        self.candidates = agreeing
+        recorded = agreeing[0]["steps"][self.position]
+        self.position += 1
+        return recorded["status"], recorded["response"]
+
+    def state(self) -> tuple[int, Any]:
+        """The recorded ``/multi-agent/state`` once a transcript's calls are all made."""
+        done = [t for t in self.candidates if self.position == len(t["steps"])]
+        if not done:
+            return 409, _no_record(f"/multi-agent/state after {self.position} calls")
+        return 200, {**done[0]["final_state"]["response"], "session_id": self.session_id}
+
+
+def multi_agent(server: ContractServer, method: str, path: str, body: Any) -> tuple[int, Any]:
+    """The ``/multi-agent/...`` routes: reset, step/a, step/b, state (recorded answers)."""
+    parts = path.split("/")
+    if method == "POST" and path == "/multi-agent/reset":
+        task, seed = (body or {}).get("task_id"), (body or {}).get("seed", 42)
+        matches = server.book.dual.get((task, seed))
+        if not matches:
+            return 409, _no_record(f"/multi-agent/reset of {task!r} seed {seed!r}")
+        reset = matches[0]["reset"]
+        if reset["status"] != 200:
+            return reset["status"], reset["response"]
+        sid = f"contract-{len(server.sessions) + 1}"
+        server.sessions[sid] = RecordedSession(list(matches), sid)
+        return 200, {**reset["response"], "session_id": sid}
+    session = server.sessions.get(parts[-1]) if len(parts) >= 4 else None
+    if session is None:
+        return 404, {"detail": "Session not found"}
+    if method == "POST" and len(parts) == 5 and parts[2] == "step" and parts[3] in ("a", "b"):
+        return session.call(parts[3], body)
+    if method == "GET" and len(parts) == 4 and parts[2] == "state":
+        return session.state()
+    return 404, {"detail": "Not Found"}
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: ContractServer
@@ -259,7 +315,10 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.requests.append(("POST", self.path, body))
             episode = self.server.http_episode
-            if self.path == "/reset":
+            if self.path.startswith("/multi-agent/"):
+                status, answer = multi_agent(self.server, "POST", self.path, body)
+                crashed = False
+            elif self.path == "/reset":
                 status, answer = episode.reset(
                     *((body or {}).get(k, d) for k, d in (("task_id", "easy"), ("seed", None)))
                 )
@@ -282,7 +341,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.server.lock:
             self.server.requests.append(("GET", self.path, None))
-            if self.path == "/state":
+            if self.path.startswith("/multi-agent/"):
+                status, answer = multi_agent(self.server, "GET", self.path, None)
+            elif self.path == "/state":
                 status, answer = self.server.http_episode.state()
             elif self.path == "/health":
                 status, answer = 200, self.server.book.samples["health"]["response"]
@@ -404,6 +465,8 @@ class ContractServer(ThreadingHTTPServer):
         self.requests: list[tuple[str, str, Any]] = []
         self.dropped = 0
         self.ws_connections = 0
+        self.sessions: dict[str, RecordedSession] = {}
+        """Dual-agent sessions by id; :meth:`restart` forgets them."""
         self.before_step = None
         """Run once (with the server) before the next /step is answered: a foreign reset."""
         self.drop_ws_at_message: int | None = None
@@ -415,6 +478,7 @@ class ContractServer(ThreadingHTTPServer):
         """What a restarted ARIA does: the in-memory episode is gone."""
         with self.lock:
             self.http_episode = RecordedEpisode(self.book)
+            self.sessions = {}
 
     def foreign_reset(self, task_id: str, seed: int | None) -> None:
         """Another client's ``POST /reset`` of the shared HTTP environment."""

@@ -252,16 +252,16 @@ class HttpEnvironment:
         """
         status, body, transport = self.request("POST", "/reset", {"task_id": task_id, "seed": seed})
         if status in (400, 404, 422):
-            raise BadInput(task_id, f"the environment refused this task: {_message(body)}")
+            raise BadInput(task_id, f"the environment refused this task: {answer_message(body)}")
         if status != 200 or not isinstance(body, dict):
-            raise EnvironmentFailure(self.url, f"POST /reset answered {status}: {_message(body)}")
+            raise EnvironmentFailure(self.url, f"POST /reset answered {status}: {answer_message(body)}")
         return body, transport
 
     def step(self, action: dict[str, Any]) -> StepOutcome:
         """``POST /step``; a non-200 answer is a StepOutcome with ``error`` set."""
         status, body, transport = self.request("POST", "/step", action)
-        if status == 400 and _message(body).startswith(LOST_EPISODE):
-            raise EpisodeLost(self.url, f"POST /step answered 400 {_message(body)!r}: the server "
+        if status == 400 and answer_message(body).startswith(LOST_EPISODE):
+            raise EpisodeLost(self.url, f"POST /step answered 400 {answer_message(body)!r}: the server "
                               "lost the episode (restarted?); the run is kept, run the same "
                               "command again to resume")
         if status != 200:
@@ -270,20 +270,22 @@ class HttpEnvironment:
                 None,
                 False,
                 {},
-                error={"status": status, "message": _message(body)},
+                error={"status": status, "message": answer_message(body)},
                 transport=transport,
             )
-        return _step_outcome(body, transport, self.url)
+        return step_outcome(body, transport, self.url)
 
     def state(self) -> dict[str, Any]:
         """``GET /state`` (EnvironmentFailure when it does not answer 200 with an object)."""
         status, body, _ = self.request("GET", "/state")
         if status != 200 or not isinstance(body, dict):
-            raise EnvironmentFailure(self.url, f"GET /state answered {status}: {_message(body)}")
+            raise EnvironmentFailure(self.url, f"GET /state answered {status}: {answer_message(body)}")
         return body
 
 
-def _message(body: Any) -> str:
+def answer_message(body: Any) -> str:
+    """The text of an error answer: its ``detail``, ``message``, ``error`` or non-JSON body,
+    else the body as JSON."""
     if isinstance(body, dict):
         for key in ("detail", "message", "error", "_non_json_body"):
             if key in body:
@@ -292,7 +294,9 @@ def _message(body: Any) -> str:
     return json.dumps(body)
 
 
-def _step_outcome(body: Any, transport: dict[str, Any], url: str) -> StepOutcome:
+def step_outcome(body: Any, transport: dict[str, Any], url: str) -> StepOutcome:
+    """A ``{observation, reward, done, info}`` answer as a StepOutcome (EnvironmentFailure
+    when it is not that shape)."""
     if (
         not isinstance(body, dict)
         or not isinstance(body.get("observation"), dict)
@@ -406,7 +410,7 @@ class WebSocketEnvironment:
             )
         if answer["type"] != "step_result":
             raise EnvironmentFailure(self.url, f"step answered type {answer['type']!r}")
-        return _step_outcome(answer.get("data"), transport, self.url)
+        return step_outcome(answer.get("data"), transport, self.url)
 
     def state(self) -> dict[str, Any]:
         """``{"command": "state"}`` (EnvironmentFailure unless it answers a state object)."""

@@ -110,6 +110,7 @@ class EpisodeRun:
         self.env_seconds = 0.0
         self.mode = mode
         """``single`` or ``dual`` (an observer and a responder, :mod:`.dual`)."""
+        self.observer_view: dict[str, Any] | None = None
         self.split: Episode = start_episode(task_id, {})
         self.events: list[dict[str, Any]] = []
         """Environment events that are no agent's action (a foreign reset), for run.json."""
@@ -126,9 +127,12 @@ class EpisodeRun:
 
     # -- building -------------------------------------------------------------------------
 
-    def start(self, observation: dict[str, Any], transport: dict[str, Any]) -> dict[str, Any]:
-        """Step 1 (``source: user``): the instruction and the ``/reset`` observation."""
+    def start(self, observation: dict[str, Any], transport: dict[str, Any],
+              observer_view: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Step 1 (``source: user``): the instruction and the ``/reset`` observation (a
+        dual-agent session's: the responder's, and ``observer_view`` the observer's)."""
         self.observation = observation
+        self.observer_view = observer_view
         self.split = start_episode(self.task_id, observation)
         max_steps = observation.get("max_steps")
         self.summary.task.max_steps = max_steps if isinstance(max_steps, int) else None
@@ -143,6 +147,8 @@ class EpisodeRun:
             },
             "transport": transport,
         }
+        if observer_view is not None:
+            step["extra"]["env"]["observer_observation"] = observer_view
         self._note_latency(transport)
         return self._append(step)
 
@@ -206,12 +212,15 @@ class EpisodeRun:
             if step.get("source") == "user":
                 observation = env.get("observation") or {}
                 self.observation = observation
+                self.observer_view = env.get("observer_observation")
                 self.split = start_episode(self.task_id, observation)
                 max_steps = observation.get("max_steps")
                 self.summary.task.max_steps = (
                     max_steps if isinstance(max_steps, int) else None
                 )
-            elif env.get("error") is None and env.get("agent") != dual.OBSERVER:
+            elif env.get("agent") == dual.OBSERVER:
+                self.observer_view = env.get("observer_observation") or self.observer_view
+            elif env.get("error") is None:
                 call = (step.get("tool_calls") or [{}])[0]
                 split_step(self.split, {"action_type": call.get("function_name"),
                                         **(call.get("arguments") or {})}, env.get("reward", 0.0))
@@ -229,6 +238,9 @@ class EpisodeRun:
         index = 1 + sum(1 for s in self.steps
                         if ((s.get("extra") or {}).get("env") or {}).get("finding_index"))
         env = dual.finding_env(finding, answer, self.total, self.done, index)
+        if isinstance(answer.get("observation"), dict):
+            self.observer_view = answer["observation"]
+        env["observer_observation"] = self.observer_view
         content = (f"Finding {index} accepted (observer reward {env['observer_reward']})"
                    if env["accepted"] else f"Finding refused: {env.get('refused')}")
         step = run_format.agent_step(

@@ -53,6 +53,7 @@ class Transcript:
     variant: str
     reset: dict[str, Any]
     reset_transport: dict[str, Any]
+    observer_view: dict[str, Any] | None
     steps: list[tuple[str, Any, Any]]
     """``("step", action, StepOutcome)``, ``("finding", text, answer)``,
     ``("foreign reset", observation, note)`` or ``("lost", message, later_calls)``."""
@@ -243,9 +244,10 @@ def read_transcript(path: str | Path) -> Transcript:
     mode = "dual" if str((reset.get("request") or {}).get("path")).startswith("/multi-agent/") else "single"
     _require(reset.get("status") == 200, path, f"reset.status is {reset.get('status')!r}, not 200"
              + (" (the server opened no session)" if mode == "dual" else ""))
-    answer = reset.get("response")
+    answer, observer_view = reset.get("response"), None
     if mode == "dual":
         _require(isinstance(answer, dict), path, "reset.response must be an object")
+        observer_view = answer.get("observation_a")
         answer = dual.responder_view(answer)
     observation = _observation(answer, path, "reset.response")
     _require(
@@ -272,6 +274,7 @@ def read_transcript(path: str | Path) -> Transcript:
         variant=variant,
         reset=observation,
         reset_transport=_transport(reset),
+        observer_view=observer_view if isinstance(observer_view, dict) else None,
         steps=steps,
         state=state,
         source=source,
@@ -294,7 +297,7 @@ def build_run(transcript: Transcript, out: Path) -> EpisodeRun:
         timestamps=False,
         mode=transcript.mode,
     )
-    run.start(transcript.reset, transcript.reset_transport)
+    run.start(transcript.reset, transcript.reset_transport, transcript.observer_view)
     for kind, first, second in transcript.steps:
         if kind == "step":
             run.add(first, second)
