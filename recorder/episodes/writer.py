@@ -19,7 +19,7 @@ from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from recorder import run_format
 from recorder.agents.base import Decision
 from recorder.environments.aria import StepOutcome
-from recorder.episodes import dual
+from recorder.episodes import dual, incidents
 from recorder.episodes.rewards import Episode, split_step, start_episode
 from recorder.episodes.score import next_total, score_parts
 from recorder.run_store import RunStore, new_summary
@@ -118,7 +118,8 @@ class EpisodeRun:
         self.summary: RunSummary = new_summary(
             store, source=source, legacy_id=episode_run_id(task_id, policy, seed), kind="episode",
             env={"name": ENV_NAME, **env},
-            task=TaskRef(id=f"aria-{task_id}", dir=None, workflow=WORKFLOW, tier=tier, seed=seed,
+            task=TaskRef(id=f"aria-{task_id}", dir=None, workflow=WORKFLOW,
+                         tier=tier or incidents.difficulty(task_id), seed=seed,
                          env_task_id=task_id, max_steps=None),
             policy=policy, seed=seed, model=None,
             agent=AgentRef(name=agent_name, version=run_format.__version__), final=None,
@@ -312,6 +313,8 @@ class EpisodeRun:
             "environment_events": self.events,
             "steps_explained": self._explained(),
             "mode": self.mode,
+            "difficulty": incidents.difficulty(self.task_id),
+            "failure_mode": incidents.failure_mode(self.task_id, state),
         }
         if self.mode == "dual":
             return self._dual_result(episode)
