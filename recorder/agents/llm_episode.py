@@ -203,12 +203,20 @@ class LLMEpisodePolicy(EpisodePolicy):
             self.queue = self._decisions(turn)
         return self.queue.pop(0)
 
+    def owns(self, step: dict[str, Any]) -> bool:
+        """Whether ``step`` is this policy's (a dual session's findings are the observer's)."""
+        return not _observers(step)
+
+    def result_text(self, step: dict[str, Any]) -> str:
+        """The tool message the model reads for its recorded ``step``."""
+        return tool_result(step)
+
     def observe(self, step: dict[str, Any]) -> None:
         """Answer the current call with the recorded step's result (the next tool message)."""
-        if _observers(step):
+        if not self.owns(step):
             return
         info = (step.get("extra") or {}).get("llm") or {}
-        self.conversation.answer(info.get("tool_call_id"), tool_result(step))
+        self.conversation.answer(info.get("tool_call_id"), self.result_text(step))
 
     def _decisions(self, turn: Turn) -> list[Decision]:
         """One decision per tool call: the Action's fields as arguments, the rest dropped."""
@@ -218,13 +226,20 @@ class LLMEpisodePolicy(EpisodePolicy):
             info = turn.info(call["id"], self.settings, index == 0)
             if dropped:
                 info["dropped_arguments"] = dropped
-            first = index == 0
-            decisions.append(Decision(
-                action["action_type"], {k: v for k, v in action.items() if k != "action_type"},
-                message=turn.text if first else "", reasoning=turn.reasoning if first else None,
-                metrics=turn.metrics if first else None, model=turn.model if first else None,
-                extra={"llm": info}, llm=first))
+            decisions.append(_decision(turn, index, action["action_type"],
+                                       {k: v for k, v in action.items() if k != "action_type"}, info))
         return decisions
+
+
+def _decision(turn: Turn, index: int, name: str, arguments: dict[str, Any],
+              info: dict[str, Any]) -> Decision:
+    """Call ``index`` of ``turn`` as a Decision; the first carries the turn's message,
+    reasoning, metrics and model."""
+    first = index == 0
+    return Decision(name, arguments, message=turn.text if first else "",
+                    reasoning=turn.reasoning if first else None,
+                    metrics=turn.metrics if first else None, model=turn.model if first else None,
+                    extra={"llm": info}, llm=first)
 
 
 def _observers(step: dict[str, Any]) -> bool:
@@ -294,12 +309,13 @@ class LLMObserverPolicy(LLMEpisodePolicy):
         self.conversation.replay(own, _arguments_text, observer_result)
         self.queue, self.started = [], True
 
-    def observe(self, step: dict[str, Any]) -> None:
-        """Answer the current finding call (responder steps are not the observer's)."""
-        if not _observers(step):
-            return
-        info = (step.get("extra") or {}).get("llm") or {}
-        self.conversation.answer(info.get("tool_call_id"), observer_result(step))
+    def owns(self, step: dict[str, Any]) -> bool:
+        """Only the observer's own findings (responder steps are not its)."""
+        return _observers(step)
+
+    def result_text(self, step: dict[str, Any]) -> str:
+        """:func:`observer_result`."""
+        return observer_result(step)
 
     def _decisions(self, turn: Turn) -> list[Decision]:
         decisions = []
@@ -310,10 +326,6 @@ class LLMObserverPolicy(LLMEpisodePolicy):
             dropped = {k: v for k, v in arguments.items() if k != "finding"}
             if dropped or not isinstance(finding, str):
                 info["dropped_arguments"] = dropped if isinstance(finding, str) else arguments
-            first = index == 0
-            decisions.append(Decision(
-                FINDING_TOOL, {"finding": finding if isinstance(finding, str) else ""},
-                message=turn.text if first else "", reasoning=turn.reasoning if first else None,
-                metrics=turn.metrics if first else None, model=turn.model if first else None,
-                extra={"llm": info}, llm=first))
+            decisions.append(_decision(turn, index, FINDING_TOOL,
+                                       {"finding": finding if isinstance(finding, str) else ""}, info))
         return decisions

@@ -187,14 +187,34 @@ def _medium(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
     return groups
 
 
-def _gather(ep: Episode, table: dict[tuple[str, str], tuple[str, float]], at: str, svc: str,
-            source: str) -> list[Group]:
+READS = ("read_logs", "search_logs")
+GATHER: dict[str, tuple[dict[tuple[str, str], tuple[str, float]], str]] = {
+    "hard": ({**{(t, s): v for t in READS for s, v in {
+        "price-validation-service": ("rl_price", 0.05), "analytics-service": ("rl_analytics", 0.05),
+        "data-pipeline-service": ("rl_pipeline", 0.05)}.items()},
+        ("read_metrics", "analytics-service"): ("rm_analytics", 0.10),
+        ("read_metrics", "data-pipeline-service"): ("rm_pipeline", 0.10)}, "task_hard.py:162-176"),
+    "bonus": ({**{(t, s): v for t in READS for s, v in {
+        "log-aggregator": ("rl_agg", 0.05), "ml-inference-service": ("rl_ml", 0.05)}.items()},
+        ("read_metrics", "log-aggregator"): ("rm_agg", 0.05),
+        ("read_metrics", "ml-inference-service"): ("rm_ml", 0.05)}, "task_bonus.py:142-154"),
+    "security": ({(t, s): v for t in READS for s, v in {
+        "api-gateway": ("rl_api", 0.10), "auth-service": ("rl_auth", 0.10),
+        "rate-limiter": ("rl_rate", 0.05)}.items()}, "task_security.py:148-160"),
+    "database": ({**{(t, s): v for t in READS for s, v in {
+        "postgres-primary": ("rl_pg", 0.10), "analytics-service": ("rl_ana", 0.05)}.items()},
+        ("read_metrics", "postgres-primary"): ("rm_pg", 0.10)}, "task_database.py:141-172"),
+    "failover": ({(t, s): v for t in READS for s, v in {
+        "api-gateway": ("rl_api", 0.05), "postgres-primary": ("rl_pg", 0.05)}.items()},
+        "task_failover.py:155-165"),
+}
+"""The once-paid evidence reads per task: ``{(action type, service): (tag, amount)}``, source."""
+
+
+def _gather(ep: Episode, at: str, svc: str) -> list[Group]:
+    table, source = GATHER.get(ep.task_id, ({}, ""))
     hit = table.get((at, svc))
     return [_once(ep, hit[0], "evidence read", hit[1], source)] if hit else []
-
-
-def _pairs(types: tuple[str, ...], services: dict[str, tuple[str, float]]) -> dict:
-    return {(t, s): v for t in types for s, v in services.items()}
 
 
 def _two_fixes(ep: Episode, comp: Component, other: str) -> Component:
@@ -204,18 +224,10 @@ def _two_fixes(ep: Episode, comp: Component, other: str) -> Component:
 
 
 def _hard(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
-    table = {
-        **_pairs(("read_logs", "search_logs"), {"price-validation-service": ("rl_price", 0.05),
-                                                "analytics-service": ("rl_analytics", 0.05),
-                                                "data-pipeline-service": ("rl_pipeline", 0.05)}),
-        ("read_metrics", "analytics-service"): ("rm_analytics", 0.10),
-        ("read_metrics", "data-pipeline-service"): ("rm_pipeline", 0.10),
-    }
-    groups = _gather(ep, table, at, svc, "task_hard.py:162-176")
+    groups = _gather(ep, at, svc)
     if at == "read_runbook":
         groups.append(_once(ep, "runbook", "runbook read", 0.05, "task_hard.py:178-180"))
-    if at in ("restart_service", "scale_up"):
-        groups.append([[Component("wrong fix", -0.15, "task_hard.py:183-188")]])
+    groups += _wrong_fix(ep, at)
     if at == "diagnose" and "diagnose_correct" not in ep.tags:
         alternatives = [[Component("diagnosis", 0.20, "task_hard.py:190-197",
                                    tag="diagnose_correct", inferred=True)]]
@@ -236,13 +248,7 @@ def _hard(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
 
 
 def _bonus(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
-    table = {
-        **_pairs(("read_logs", "search_logs"), {"log-aggregator": ("rl_agg", 0.05),
-                                                "ml-inference-service": ("rl_ml", 0.05)}),
-        ("read_metrics", "log-aggregator"): ("rm_agg", 0.05),
-        ("read_metrics", "ml-inference-service"): ("rm_ml", 0.05),
-    }
-    groups = _gather(ep, table, at, svc, "task_bonus.py:142-154")
+    groups = _gather(ep, at, svc)
     if at == "read_runbook":
         groups.append(_once(ep, "runbook", "runbook read", 0.04, "task_bonus.py:156-158"))
     if at == "diagnose":
@@ -272,17 +278,42 @@ def _bonus(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
     return groups
 
 
-def _security(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
-    table = _pairs(("read_logs", "search_logs"), {"api-gateway": ("rl_api", 0.10),
-                                                  "auth-service": ("rl_auth", 0.10),
-                                                  "rate-limiter": ("rl_rate", 0.05)})
-    groups = _gather(ep, table, at, svc, "task_security.py:148-160")
-    if at == "read_runbook" and str(a.get("runbook") or "").endswith("security_incident.md"):
-        groups.append(_once(ep, "runbook_security", "runbook read", 0.05,
-                            "task_security.py:162-166"))
+WRONG_FIX = {
+    "hard": {"restart_service": (-0.15, "task_hard.py:183-188"),
+             "scale_up": (-0.15, "task_hard.py:183-188")},
+    "security": {"restart_service": (-0.15, "task_security.py:203-205"),
+                 "rollback": (-0.10, "task_security.py:207-209")},
+    "database": {"restart_service": (-0.10, "task_database.py:207-209"),
+                 "scale_up": (-0.08, "task_database.py:211-213")},
+}
+"""Remediations a task charges for every time: ``{task: {action type: (amount, source)}}``."""
+
+
+def _wrong_fix(ep: Episode, at: str) -> list[Group]:
+    charge = WRONG_FIX.get(ep.task_id, {}).get(at)
+    return [[[Component("wrong fix", charge[0], charge[1])]]] if charge else []
+
+
+def _runbook(ep: Episode, at: str, a: dict[str, Any], suffix: str, tag: str,
+             source: str) -> list[Group]:
+    """A once-paid read of the one runbook whose name ends with ``suffix``."""
+    if at == "read_runbook" and str(a.get("runbook") or "").endswith(suffix):
+        return [_once(ep, tag, "runbook read", 0.05, source)]
+    return []
+
+
+def _one_diagnosis(ep: Episode, at: str, source: str) -> list[Group]:
+    """A diagnosis worth +0.20 once, with no partial credit (keyword-decided: inferred)."""
     if at == "diagnose" and "diagnose_correct" not in ep.tags:
-        groups.append(_maybe(Component("diagnosis", 0.20, "task_security.py:168-173",
-                                       tag="diagnose_correct", inferred=True)))
+        return [_maybe(Component("diagnosis", 0.20, source, tag="diagnose_correct", inferred=True))]
+    return []
+
+
+def _security(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
+    groups = _gather(ep, at, svc)
+    groups += _runbook(ep, at, a, "security_incident.md", "runbook_security",
+                       "task_security.py:162-166")
+    groups += _one_diagnosis(ep, at, "task_security.py:168-173")
     if at == "block_ip_range":
         ip_range = str(a.get("ip_range") or "")
         if "185" not in ip_range:
@@ -297,27 +328,17 @@ def _security(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
         fix = Component("fix: page security", 0.20, "task_security.py:191-201", tag="fix_alert",
                         inferred=True)
         groups.append(_maybe(_two_fixes(ep, fix, "fix_block")))
-    if at == "restart_service":
-        groups.append([[Component("wrong fix", -0.15, "task_security.py:203-205")]])
-    if at == "rollback":
-        groups.append([[Component("wrong fix", -0.10, "task_security.py:207-209")]])
+    groups += _wrong_fix(ep, at)
     groups.append(_late_noop(ep, at, 5, -0.03, "task_security.py:211-212"))
     groups.append(_not_applicable(at, ("create_index", "failover"), "task_security.py:215-217"))
     return groups
 
 
 def _database(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
-    table = {
-        **_pairs(("read_logs", "search_logs"), {"postgres-primary": ("rl_pg", 0.10),
-                                                "analytics-service": ("rl_ana", 0.05)}),
-        ("read_metrics", "postgres-primary"): ("rm_pg", 0.10),
-    }
-    groups = _gather(ep, table, at, svc, "task_database.py:141-172")
+    groups = _gather(ep, at, svc)
     if at == "read_runbook":
         groups.append(_once(ep, "runbook_any", "runbook read", 0.05, "task_database.py:174-176"))
-    if at == "diagnose" and "diagnose_correct" not in ep.tags:
-        groups.append(_maybe(Component("diagnosis", 0.20, "task_database.py:178-183",
-                                       tag="diagnose_correct", inferred=True)))
+    groups += _one_diagnosis(ep, at, "task_database.py:178-183")
     if at == "create_index":
         right = a.get("table") == "orders" and "user_segment" in str(a.get("column") or "")
         if not right:
@@ -328,10 +349,7 @@ def _database(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
     if at == "rollback" and svc == "postgres-primary" and "fix_index" not in ep.tags:
         groups.append([[Component("fix: rollback", 0.20, "task_database.py:199-205",
                                   tag="fix_index", resolves=True)]])
-    if at == "restart_service":
-        groups.append([[Component("wrong fix", -0.10, "task_database.py:207-209")]])
-    if at == "scale_up":
-        groups.append([[Component("wrong fix", -0.08, "task_database.py:211-213")]])
+    groups += _wrong_fix(ep, at)
     groups.append(_late_noop(ep, at, 5, -0.03, "task_database.py:215-216"))
     groups.append(_not_applicable(at, ("block_ip_range", "failover"), "task_database.py:219-221"))
     return groups
@@ -357,17 +375,12 @@ def _failover_move(ep: Episode, svc: str, a: dict[str, Any]) -> Group:
 
 
 def _failover(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
-    table = _pairs(("read_logs", "search_logs"), {"api-gateway": ("rl_api", 0.05),
-                                                  "postgres-primary": ("rl_pg", 0.05)})
-    groups = _gather(ep, table, at, svc, "task_failover.py:155-165")
+    groups = _gather(ep, at, svc)
     if at == "read_metrics":
         groups.append(_once(ep, "rm_any", "metrics read", 0.05, "task_failover.py:167-169"))
-    if at == "read_runbook" and str(a.get("runbook") or "").endswith("failover_procedures.md"):
-        groups.append(_once(ep, "runbook_failover", "runbook read", 0.05,
-                            "task_failover.py:171-175"))
-    if at == "diagnose" and "diagnose_correct" not in ep.tags:
-        groups.append(_maybe(Component("diagnosis", 0.20, "task_failover.py:177-182",
-                                       tag="diagnose_correct", inferred=True)))
+    groups += _runbook(ep, at, a, "failover_procedures.md", "runbook_failover",
+                       "task_failover.py:171-175")
+    groups += _one_diagnosis(ep, at, "task_failover.py:177-182")
     if at == "failover":
         groups.append(_failover_move(ep, svc, a))
     if at == "alert_oncall" and "alert_team" not in ep.tags and semantic_match(
