@@ -216,3 +216,16 @@ def test_the_episode_pages_pass_axe(browser, site, scheme, rules):
     finally:
         context.close()
     assert found == {}
+
+
+def test_the_home_page_shows_difficulty_and_the_generated_failure_mode(page, site):
+    page.goto(f"{site[1]}index.html")
+    page.wait_for_selector("body[data-ready='1']")
+    row = page.locator(f'#runs-table tr[data-run-id="{rid(site, "aria-generated__diagnose-500__s3")}"]')
+    assert row.locator('td[data-field="tier"]').inner_text() == "variable"
+    # seed 3 is a security incident (the ARIA preview of seed 3 says failure_mode "security")
+    preview = load(SET2 / "endpoint-samples-2.json")["samples"]["generate_preview_seed3"]["response"]
+    assert row.locator('td[data-field="task_id"] .tag').inner_text() == preview["failure_mode"]
+    failover = page.locator(f'#runs-table tr[data-run-id="{rid(site, "aria-failover__poor__s42")}"]')
+    assert failover.locator('td[data-field="tier"]').inner_text() == "hard"
+    assert failover.locator('td[data-field="task_id"] .tag').count() == 0
