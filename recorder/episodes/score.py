@@ -89,6 +89,15 @@ def _diagnosis(actions: list[dict[str, Any]], truth: str | None) -> tuple[float 
     return best, next((bonus for limit, bonus in DIAGNOSIS_BONUS if best >= limit), 0.0)
 
 
+def _diagnosis_detail(actions: list[dict[str, Any]], state: dict[str, Any],
+                      overlap: float | None) -> str:
+    if overlap is not None:
+        return f"best keyword overlap {overlap:.3f}"
+    if any(a.get("action_type") == "diagnose" for a in actions):
+        return "no ground truth to compare the diagnosis with: not computed"
+    return "no diagnose"
+
+
 def score_parts(state: dict[str, Any], task_id: str) -> dict[str, Any]:
     """The final score of ``state`` (a ``GET /state`` body) and the grader's parts of it.
 
@@ -126,8 +135,7 @@ def score_parts(state: dict[str, Any], task_id: str) -> dict[str, Any]:
         _part("efficiency", efficiency, "graders/grader.py:39-42",
               f"0.05 x max(0, 1 - {steps}/{limit}) when resolved" if resolved
               else "not resolved: no efficiency bonus"),
-        _part("diagnosis", diagnosis, "graders/grader.py:45-57",
-              "no diagnose" if overlap is None else f"best keyword overlap {overlap:.3f}"),
+        _part("diagnosis", diagnosis, "graders/grader.py:45-57", _diagnosis_detail(actions, state, overlap)),
         _part("noops", -noop_penalty, "graders/grader.py:60-62", f"{noops} noops, 3 free"),
         _part("repeated restarts", -restart_penalty, "graders/grader.py:65-72",
               ", ".join(f"{s or '(no service)'} +{n}" for s, n in repeated.items()) or "none"),
