@@ -39,6 +39,7 @@ so far equal the ones received: the transcripts' own responses, in order.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
@@ -270,6 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def handle(self) -> None:
         """Keep-alive loop; a request after a recorded 500 on this socket gets a TCP reset."""
+        with self.server.lock:
+            self.server.live.add(self.connection)
         self.poisoned = False
         self.close_connection = True
         self.handle_one_request()
@@ -465,6 +468,8 @@ class ContractServer(ThreadingHTTPServer):
         self.requests: list[tuple[str, str, Any]] = []
         self.dropped = 0
         self.ws_connections = 0
+        self.live: set[socket.socket] = set()
+        """Client connections accepted (:meth:`kill` cuts them)."""
         self.sessions: dict[str, RecordedSession] = {}
         """Dual-agent sessions by id; :meth:`restart` forgets them."""
         self.before_step = None
@@ -500,6 +505,15 @@ class ContractServer(ThreadingHTTPServer):
         """Stop serving and close the listening socket."""
         self.shutdown()
         self.server_close()
+
+    def kill(self) -> None:
+        """A server that goes away: stop serving and cut every open client connection (a
+        keep-alive connection would otherwise still be answered by its handler thread)."""
+        self.stop()
+        with self.lock:
+            for connection in self.live:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
 
 
 if __name__ == "__main__":  # manual use: python tests/aria_contract_server.py

@@ -106,3 +106,34 @@ def test_a_foreign_reset_before_the_first_step_is_detected(server, tmp_path):
     run = load(run_dir / "run.json")
     assert run["status"] == "failed" and "episode" in run["error"]
     assert len(load(run_dir / "trajectory.json")["steps"]) == 2  # stopped after step 1
+
+
+class StopAfter(ScriptedPolicy):
+    """Scripted; the server stops for good after ``after`` answered actions (once)."""
+
+    def __init__(self, steps, server, after):
+        super().__init__(steps, label="scripted-down")
+        self.server, self.after, self.seen = server, after, 0
+
+    def observe(self, step):
+        self.seen += 1
+        if self.seen == self.after:
+            self.server.kill()
+
+
+def test_a_connection_that_stays_down_ends_the_recording_kept_and_resumable(tmp_path):
+    steps = actions("easy-expert-seed3.json")
+    first = ContractServer().start()
+    with pytest.raises(EnvironmentFailure):
+        record_episode(first.url, "easy", 3, StopAfter(steps, first, after=2), out=tmp_path)
+    (run_dir,) = tmp_path.iterdir()
+    assert load(run_dir / "run.json")["status"] == "failed"
+    assert len(load(run_dir / "trajectory.json")["steps"]) == 3
+    second = ContractServer().start()  # the server back (on another port)
+    try:
+        again = record_episode(second.url, "easy", 3, ScriptedPolicy(steps, label="scripted-down"),
+                               out=tmp_path)
+    finally:
+        second.stop()
+    assert again == run_dir and load(run_dir / "run.json")["status"] == "complete"
+    assert load(run_dir / "run.json")["final"]["reward"] == 0.999
