@@ -38,23 +38,22 @@ def server():
     running.stop()
 
 
-class RestartAfter(ScriptedPolicy):
-    """Scripted, and the server is restarted after ``after`` answered actions (once)."""
+class FaultAfter(ScriptedPolicy):
+    """Scripted; ``fault()`` happens to the server once, after ``after`` answered actions."""
 
-    def __init__(self, steps, server, after):
-        super().__init__(steps, label="scripted-restart")
-        self.server, self.after, self.seen = server, after, 0
+    def __init__(self, steps, label, fault, after):
+        super().__init__(steps, label=label)
+        self.fault, self.after, self.seen = fault, after, 0
 
     def observe(self, step):
         self.seen += 1
-        if self.seen == self.after and self.server is not None:
-            self.server.restart()
-            self.server = None
+        if self.seen == self.after:
+            self.fault()
 
 
 def test_a_server_that_lost_the_episode_ends_the_recording_kept_and_resumable(server, tmp_path):
     steps = actions("easy-expert-seed3.json")
-    policy = RestartAfter(steps, server, after=2)
+    policy = FaultAfter(steps, "scripted-restart", server.restart, after=2)
     with pytest.raises(EnvironmentFailure, match="Call /reset before /step"):
         record_episode(server.url, "easy", 3, policy, out=tmp_path)
     (run_dir,) = tmp_path.iterdir()
@@ -108,24 +107,12 @@ def test_a_foreign_reset_before_the_first_step_is_detected(server, tmp_path):
     assert len(load(run_dir / "trajectory.json")["steps"]) == 2  # stopped after step 1
 
 
-class StopAfter(ScriptedPolicy):
-    """Scripted; the server stops for good after ``after`` answered actions (once)."""
-
-    def __init__(self, steps, server, after):
-        super().__init__(steps, label="scripted-down")
-        self.server, self.after, self.seen = server, after, 0
-
-    def observe(self, step):
-        self.seen += 1
-        if self.seen == self.after:
-            self.server.kill()
-
-
 def test_a_connection_that_stays_down_ends_the_recording_kept_and_resumable(tmp_path):
     steps = actions("easy-expert-seed3.json")
     first = ContractServer().start()
     with pytest.raises(EnvironmentFailure):
-        record_episode(first.url, "easy", 3, StopAfter(steps, first, after=2), out=tmp_path)
+        record_episode(first.url, "easy", 3, FaultAfter(steps, "scripted-down", first.kill, after=2),
+                       out=tmp_path)
     (run_dir,) = tmp_path.iterdir()
     assert load(run_dir / "run.json")["status"] == "failed"
     assert len(load(run_dir / "trajectory.json")["steps"]) == 3
