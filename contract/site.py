@@ -96,6 +96,8 @@ class RunRow(Strict):
     solved: bool
     steps: int
     status: Status
+    incident: str | None = None
+    """Episode runs: the generated incident's failure mode (``security``), else null."""
 
 
 class LeaderboardRow(Strict):

@@ -11,8 +11,14 @@ module derives, from the trajectory's ``extra.env``:
 - ``changed``: per service, which table fields differ from the previous observation;
   ``alerts_new`` / ``alerts_cleared`` and ``evidence_new`` likewise;
 - ``acted_on``: the service the action names (its ``service`` argument, when it is one);
-- ``penalties``: the penalty kinds the step shows (:func:`penalty_kinds`), for the viewer
-  and for failure galleries;
+- ``penalties``: the penalty kinds of the step: the names of the penalty components of
+  ARIA's reward split (``extra.env.components``, recorder/episodes/rewards.py), or
+  ``server error``; a run recorded before the split has none, and gets the kinds
+  :func:`penalty_kinds` guesses from the action and the reward's sign, marked by
+  ``penalties_guessed``;
+- ``aria_step`` (ARIA's own step counter; None on a failed action, which ARIA does not
+  count), ``components``, ``explained``, and for dual-agent runs ``agent``, ``finding``,
+  ``finding_index``, ``findings_seen``, ``observer_reward``, ``accepted`` (pass-through);
 - ``resolution``: ``info.resolution`` or ``info.reason`` once ``done`` (the end of the
   incident comes from these, never from alert or service states, which ARIA leaves degraded
   in some tasks after resolution).
@@ -30,6 +36,10 @@ SERVICE_FIELDS = (
     "latency_p99_ms",
     "replicas_running",
     "replicas_desired",
+    "current_version",
+    "last_deployed",
+    "minutes_degraded",
+    "sla_breach",
 )
 """The service table's fields compared between steps (plus ``sla`` from ``sla_status``)."""
 
@@ -41,6 +51,26 @@ REMEDIATIONS = frozenset(
 """Action types that change the system (a "fix"); the others read or report."""
 
 PENALTY_KINDS = (
+    "fix before diagnosis",
+    "collateral restart",
+    "red herring",
+    "symptom before cause",
+    "wrong fix",
+    "wrong block",
+    "wrong index",
+    "forbidden failover",
+    "bad region",
+    "no such failover",
+    "timed out",
+    "not applicable",
+    "late noop",
+    "unexplained",
+    "server error",
+)
+"""The penalty components of ARIA's step rewards (recorder/episodes/rewards.py names them
+after the task code), then a reward no rule explains and an action the server failed."""
+
+GUESSED_KINDS = (
     "collateral restart",
     "forbidden failover",
     "wrong fix",
@@ -50,7 +80,11 @@ PENALTY_KINDS = (
     "fix before diagnosis",
     "server error",
 )
-"""Every kind :func:`penalty_kinds` can give, in the order it lists them."""
+"""Every kind :func:`penalty_kinds` can guess for a run recorded before the reward split."""
+
+PASS_THROUGH = ("aria_step", "components", "explained", "agent", "finding", "finding_index",
+                "findings_seen", "observer_reward", "accepted", "refused", "before_responder_step")
+"""``extra.env`` fields the viewer shows as recorded."""
 
 
 def penalty_kinds(
@@ -193,10 +227,18 @@ class _EpisodeWalk:
         self.shown, self.shown_from = observation, n
         return stale
 
-    def penalties(self, action_type: str | None, reward: float, error: bool) -> list[str]:
-        """The penalty kinds of this step's action (:func:`penalty_kinds`); notes a diagnosis."""
+    def penalties(self, action_type: str | None, reward: float, error: bool,
+                  components: Any = None) -> list[str]:
+        """The penalty kinds of this step's action: its penalty components, else
+        :func:`penalty_kinds`'s guess; notes a diagnosis."""
         if action_type is None:
             return []
+        if isinstance(components, list):
+            if error:
+                return ["server error"]
+            return list(dict.fromkeys(
+                str(c.get("name")) for c in components
+                if isinstance(c, dict) and _number(c.get("amount")) < 0))
         penalties = penalty_kinds(action_type, reward, error=error, diagnosed=self.diagnosed,
                                   diagnosis_credited=self.credited)
         if action_type == "diagnose" and not error:
@@ -236,8 +278,14 @@ def _step_part(walk: _EpisodeWalk, n: int, step: dict[str, Any], env: dict[str, 
     done = env.get("done") is True
     previous = walk.shown
     stale = walk.stale_fields(observation, n)
-    penalties = walk.penalties(action_type, _number(env.get("reward", 0)), error is not None)
+    components = env.get("components")
+    if error is not None and not isinstance(components, list) and "aria_step" in env:
+        components = []  # recorded with the split: a failed action has no components
+    penalties = walk.penalties(action_type, _number(env.get("reward", 0)), error is not None,
+                               components)
     return {
+        **{name: env.get(name) for name in PASS_THROUGH if name in env},
+        "penalties_guessed": not isinstance(components, list) and bool(penalties),
         "observation": observation,
         "shown_from": walk.shown_from,
         "done": done,

@@ -14,7 +14,7 @@ from contract.paths import SITE_DIR
 from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from contract.task_roots import TaskIndex
 from exporter.gallery_checks import build_check_gallery
-from exporter.gallery_episodes import build_penalty_gallery
+from exporter.gallery_episodes import build_outcome_gallery, build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
 from exporter.redact import Redactor, redact_id
 from exporter.render import render_pages
@@ -126,6 +126,7 @@ def build_site_files(
     _check_sizes(files)
     gallery = build_check_gallery(graded_runs)
     gallery["penalties"] = build_penalty_gallery([document for document, _, _ in graded_runs])
+    gallery["outcomes"] = build_outcome_gallery([document for document, _, _ in graded_runs])
     files.update(render_pages(site_dir / "templates", site_index, gallery))
     files.update(_static_files(site_dir / "static"))
     renamed = renaming.renamed.values() if renaming is not None else ()

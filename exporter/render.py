@@ -95,8 +95,8 @@ def render_pages(
     (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
     from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
     ``gallery/index.html`` and one ``gallery/<axis>-<slug>.html`` per family and kind, and per
-    penalty kind of episode runs (``gallery["penalties"]``,
-    :func:`exporter.gallery_episodes.build_penalty_gallery`); those pages get ``root = "../"``
+    penalty kind and outcome of episode runs (``gallery["penalties"]``, ``gallery["outcomes"]``,
+    :mod:`exporter.gallery_episodes`); those pages get ``root = "../"``
     so their links reach the site's top.
 
     Raises:
@@ -118,7 +118,8 @@ def render_pages(
         environment, templates_dir, "gallery_index.html",
         index=index, page="gallery/index.html", root="../", gallery=gallery,
     )
-    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("penalties") or [])]:
+    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("penalties") or []),
+                         *(gallery.get("outcomes") or [])]:
         pages[gallery_page["file"]] = _render(
             environment, templates_dir, "gallery_page.html",
             index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,

@@ -17,7 +17,7 @@ SHARD_ROWS = 2000
 
 ROW_FIELDS = (
     "run_id", "kind", "task_id", "workflow", "tier", "policy", "agent", "model",
-    "reward", "solved", "steps", "status",
+    "reward", "solved", "steps", "status", "incident",
 )
 FACET_FIELDS = ("workflow", "tier", "policy", "agent", "model", "kind", "solved", "status")
 

@@ -101,12 +101,15 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
 
     ``reward`` is ``final.reward`` when run.json has a final result, else the last step's
     ``total``; ``solved`` is ``final.solved`` (False without a final result); ``steps`` counts
-    the agent steps (the initial state is not one).
+    the agent steps (the initial state is not one); ``incident`` an episode's generated
+    failure mode (``final.episode.failure_mode.mode``), else None.
     """
     final = run_doc["final"] or {}
     reward = final.get("reward")
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
         reward = run_doc["steps"][-1]["total"]
+    episode = final.get("episode") if isinstance(final.get("episode"), dict) else {}
+    mode = episode.get("failure_mode") if isinstance(episode.get("failure_mode"), dict) else {}
     return {
         "run_id": run_doc["run_id"],
         "kind": run_doc["kind"],
@@ -119,6 +122,7 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
         "solved": final.get("solved") is True,
         "steps": sum(1 for step in run_doc["steps"] if step["source"] == "agent"),
         "status": run_doc["status"],
+        "incident": str(mode["mode"]) if mode.get("mode") else None,
     }
 
 

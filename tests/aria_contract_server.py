@@ -20,6 +20,18 @@ case's README and ``findings``:
   session log (a step before reset, an unknown command, a bad action type, the crash of
   ``diagnose`` on ``generated``); a refused reset sends its error and closes the socket.
 - Unknown task on ``/reset``: the recorded 400; a bad ``action_type``: the recorded 422.
+- **Episode ids**: each ``/reset`` takes the episode id of its first transcript's final
+  ``/state``; ``GET /state`` before the end answers ``{episode_id, task_id, step}`` only
+  (not recorded: ARIA's full state mid-episode is not in the transcripts) and the final
+  ``/state`` carries the reset's id, so a foreign reset shows as a changed id.
+- **Server restart** (``ContractServer.restart()``): the episode is forgotten, and every
+  later ``/step`` and ``/state`` gets ARIA's recorded 400 "Call /reset before /step"
+  (``easy-server-restart-seed3.json``).
+- **Foreign reset** (``ContractServer.before_step``: a callable run once before the next
+  ``/step``, e.g. another client's reset); ``easy-foreign-reset-seed7.json`` is served as
+  the seed-7 reset and the seed-1 episode its steps ran in.
+- **Set 2** (``tests/fixtures/aria-2026-12/``, SOURCE.md): its single-agent HTTP
+  transcripts besides the 16, and its dual-agent sessions (``/multi-agent/...``).
 
 A step is answered from every transcript of the reset (task, seed) whose recorded actions
 so far equal the ones received: the transcripts' own responses, in order.
@@ -27,6 +39,7 @@ so far equal the ones received: the transcripts' own responses, in order.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
@@ -37,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "aria-episodes"
+SET2 = Path(__file__).resolve().parent / "fixtures" / "aria-2026-12"
 ACTION_TYPES = (
     "diagnose",
     "read_logs",
@@ -65,17 +79,35 @@ class Recordings:
 
     transcripts: dict[tuple[str, int | None], list[dict[str, Any]]]
     samples: dict[str, Any]
+    dual: dict[tuple[str, int | None], list[dict[str, Any]]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, folder: Path = EXAMPLES) -> Recordings:
-        """Read ``folder/episodes/*.json`` and ``folder/endpoint-samples.json``."""
+    def load(cls, folder: Path = EXAMPLES, more: Path | None = SET2) -> Recordings:
+        """Read ``folder/episodes/*.json``, ``folder/endpoint-samples.json`` and the
+        HTTP transcripts of ``more`` (set 2; /ws sessions are skipped)."""
         by_key: dict[tuple[str, int | None], list[dict[str, Any]]] = {}
-        for path in sorted((folder / "episodes").glob("*.json")):
+        dual: dict[tuple[str, int | None], list[dict[str, Any]]] = {}
+        paths = sorted((folder / "episodes").glob("*.json"))
+        paths += sorted(more.glob("*seed*.json")) if more else []
+        for path in paths:
             data = json.loads(path.read_bytes())
             data["_file"] = path.name
+            reset = data.get("reset") or {}
+            route = (reset.get("request") or {}).get("path")
+            if route == "/multi-agent/reset":
+                dual.setdefault((data["task_id"], data["seed"]), []).append(data)
+                continue
+            if route != "/reset":
+                continue  # a /ws session
+            calls = data["steps"]
+            if calls and calls[0]["request"]["path"] == "/reset":  # the foreign reset case
+                foreign = calls[0]["request"]["json"]
+                by_key.setdefault((data["task_id"], data["seed"]), []).append(
+                    {**data, "steps": [], "final_state": None})
+                data = {**data, "seed": foreign["seed"], "reset": calls[0], "steps": calls[1:]}
             by_key.setdefault((data["task_id"], data["seed"]), []).append(data)
         samples = json.loads((folder / "endpoint-samples.json").read_bytes())["samples"]
-        return cls(by_key, samples)
+        return cls(by_key, samples, dual)
 
     @property
     def task_ids(self) -> set[str]:
@@ -103,6 +135,7 @@ class RecordedEpisode:
     done: bool = False
     observation: dict[str, Any] | None = None
     reset_called: bool = False
+    episode_id: str | None = None
 
     def reset(self, task_id: Any, seed: Any) -> tuple[int, Any]:
         """``(status, body)`` of ``/reset``: the recorded observation, 400 or 409."""
@@ -116,6 +149,9 @@ class RecordedEpisode:
         self.candidates, self.position, self.done = list(matches), 0, False
         self.observation = matches[0]["reset"]["response"]
         self.reset_called = True
+        ids = [((t.get("final_state") or {}).get("response") or {}).get("episode_id")
+               for t in matches]
+        self.episode_id = next((i for i in ids if i), f"contract-{task_id}-{seed}")
         return 200, self.observation
 
     def step(self, action: Any) -> tuple[int, Any, bool]:
@@ -126,7 +162,7 @@ class RecordedEpisode:
             body["detail"][0]["input"] = given
             return 422, body, False
         if not self.reset_called:
-            return 400, {"detail": "Call reset() before step()"}, False
+            return 400, {"detail": "Call /reset before /step"}, False
         if self.done:  # findings.step_after_done: 200, done false, reward 0.0
             observation = dict(self.observation or {})
             observation["step"] = int(observation.get("step", 0)) + 1
@@ -159,13 +195,71 @@ class RecordedEpisode:
     def state(self) -> tuple[int, Any]:
         """``(status, body)`` of ``/state``: recorded only once a transcript's actions are done."""
         if not self.reset_called:
-            return 400, {"detail": "Call reset() before state()"}
+            return 400, {"detail": "Call /reset before /state"}
         finished = [
-            t for t in self.candidates if self.position == len(t["steps"]) and t.get("final_state")
+            t for t in self.candidates if self.position == len(t["steps"])
+            and (t.get("final_state") or {}).get("status") == 200
         ]
         if not finished:
-            return 409, _no_record(f"/state after {self.position} steps")
-        return 200, finished[0]["final_state"]["response"]
+            task = self.candidates[0]["task_id"] if self.candidates else None
+            return 200, {"episode_id": self.episode_id, "task_id": task, "step": self.position}
+        return 200, {**finished[0]["final_state"]["response"], "episode_id": self.episode_id}
+
+
+@dataclass
+class RecordedSession:
+    """One dual-agent session: the transcripts still agreeing with the calls received."""
+
+    candidates: list[dict[str, Any]]
+    session_id: str
+    position: int = 0
+
+    def call(self, agent: str, body: Any) -> tuple[int, Any]:
+        """``(status, body)`` of ``step/a`` or ``step/b``: the recorded answer, or 409."""
+        agreeing = []
+        for t in self.candidates:
+            if self.position < len(t["steps"]):
+                recorded = t["steps"][self.position]
+                if recorded["request"]["path"].split("/")[3] == agent and \
+                        recorded["request"]["json"] == body:
+                    agreeing.append(t)
+        if not agreeing:
+            return 409, _no_record(f"step/{agent} {json.dumps(body)} at call {self.position + 1}")
+        self.candidates = agreeing
+        recorded = agreeing[0]["steps"][self.position]
+        self.position += 1
+        return recorded["status"], recorded["response"]
+
+    def state(self) -> tuple[int, Any]:
+        """The recorded ``/multi-agent/state`` once a transcript's calls are all made."""
+        done = [t for t in self.candidates if self.position == len(t["steps"])]
+        if not done:
+            return 409, _no_record(f"/multi-agent/state after {self.position} calls")
+        return 200, {**done[0]["final_state"]["response"], "session_id": self.session_id}
+
+
+def multi_agent(server: ContractServer, method: str, path: str, body: Any) -> tuple[int, Any]:
+    """The ``/multi-agent/...`` routes: reset, step/a, step/b, state (recorded answers)."""
+    parts = path.split("/")
+    if method == "POST" and path == "/multi-agent/reset":
+        task, seed = (body or {}).get("task_id"), (body or {}).get("seed", 42)
+        matches = server.book.dual.get((task, seed))
+        if not matches:
+            return 409, _no_record(f"/multi-agent/reset of {task!r} seed {seed!r}")
+        reset = matches[0]["reset"]
+        if reset["status"] != 200:
+            return reset["status"], reset["response"]
+        sid = f"contract-{len(server.sessions) + 1}"
+        server.sessions[sid] = RecordedSession(list(matches), sid)
+        return 200, {**reset["response"], "session_id": sid}
+    session = server.sessions.get(parts[-1]) if len(parts) >= 4 else None
+    if session is None:
+        return 404, {"detail": "Session not found"}
+    if method == "POST" and len(parts) == 5 and parts[2] == "step" and parts[3] in ("a", "b"):
+        return session.call(parts[3], body)
+    if method == "GET" and len(parts) == 4 and parts[2] == "state":
+        return session.state()
+    return 404, {"detail": "Not Found"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -177,6 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def handle(self) -> None:
         """Keep-alive loop; a request after a recorded 500 on this socket gets a TCP reset."""
+        with self.server.lock:
+            self.server.live.add(self.connection)
         self.poisoned = False
         self.close_connection = True
         self.handle_one_request()
@@ -222,12 +318,19 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.requests.append(("POST", self.path, body))
             episode = self.server.http_episode
-            if self.path == "/reset":
+            if self.path.startswith("/multi-agent/"):
+                status, answer = multi_agent(self.server, "POST", self.path, body)
+                crashed = False
+            elif self.path == "/reset":
                 status, answer = episode.reset(
                     *((body or {}).get(k, d) for k, d in (("task_id", "easy"), ("seed", None)))
                 )
                 crashed = False
             elif self.path == "/step":
+                hook, self.server.before_step = self.server.before_step, None
+                if hook is not None:
+                    hook(self.server)
+                    episode = self.server.http_episode
                 status, answer, crashed = episode.step(body)
             else:
                 status, answer, crashed = 404, {"detail": "Not Found"}, False
@@ -241,7 +344,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.server.lock:
             self.server.requests.append(("GET", self.path, None))
-            if self.path == "/state":
+            if self.path.startswith("/multi-agent/"):
+                status, answer = multi_agent(self.server, "GET", self.path, None)
+            elif self.path == "/state":
                 status, answer = self.server.http_episode.state()
             elif self.path == "/health":
                 status, answer = 200, self.server.book.samples["health"]["response"]
@@ -358,15 +463,31 @@ class ContractServer(ThreadingHTTPServer):
     def __init__(self, book: Recordings | None = None):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.book = book or Recordings.load()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.http_episode = RecordedEpisode(self.book)
         self.requests: list[tuple[str, str, Any]] = []
         self.dropped = 0
         self.ws_connections = 0
+        self.live: set[socket.socket] = set()
+        """Client connections accepted (:meth:`kill` cuts them)."""
+        self.sessions: dict[str, RecordedSession] = {}
+        """Dual-agent sessions by id; :meth:`restart` forgets them."""
+        self.before_step = None
+        """Run once (with the server) before the next /step is answered: a foreign reset."""
         self.drop_ws_at_message: int | None = None
         """Fault injection for tests: the next /ws connection to receive its N-th message is
         reset instead of answered (a lost connection; ARIA itself does not do this)."""
         self._thread: threading.Thread | None = None
+
+    def restart(self) -> None:
+        """What a restarted ARIA does: the in-memory episode is gone."""
+        with self.lock:
+            self.http_episode = RecordedEpisode(self.book)
+            self.sessions = {}
+
+    def foreign_reset(self, task_id: str, seed: int | None) -> None:
+        """Another client's ``POST /reset`` of the shared HTTP environment."""
+        self.http_episode.reset(task_id, seed)
 
     @property
     def url(self) -> str:
@@ -384,6 +505,15 @@ class ContractServer(ThreadingHTTPServer):
         """Stop serving and close the listening socket."""
         self.shutdown()
         self.server_close()
+
+    def kill(self) -> None:
+        """A server that goes away: stop serving and cut every open client connection (a
+        keep-alive connection would otherwise still be answered by its handler thread)."""
+        self.stop()
+        with self.lock:
+            for connection in self.live:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
 
 
 if __name__ == "__main__":  # manual use: python tests/aria_contract_server.py

@@ -75,16 +75,21 @@ def test_penalty_kinds_from_real_episodes(site):
             "aria-easy__expert__s42",
         )
     }
-    assert kinds["aria-easy__poor__s42"][1] == ["collateral restart", "fix before diagnosis"]
-    assert kinds["aria-easy__poor__s42"][3] == ["wrong diagnosis"]
-    assert kinds["aria-easy__poor__s42"][4] == ["collateral restart"]  # after a diagnosis
-    assert kinds["aria-easy__poor__s42"][6] == ["excess noop"]
-    assert kinds["aria-failover__poor__s42"][1] == ["forbidden failover", "fix before diagnosis"]
-    assert kinds["aria-medium__poor__s42"][4] == ["wrong fix"]
+    # the kinds are the penalty components of ARIA's reward split (task_easy.py:212-228 ...)
+    assert kinds["aria-easy__poor__s42"][1] == ["fix before diagnosis", "collateral restart"]
+    assert kinds["aria-easy__poor__s42"][3] == []  # a diagnosis that earns nothing costs nothing
+    # the diagnosis earned no tag, so ARIA still charges the blind fix
+    assert kinds["aria-easy__poor__s42"][4] == ["fix before diagnosis", "collateral restart"]
+    assert kinds["aria-easy__poor__s42"][5] == ["not applicable"]
+    assert kinds["aria-easy__poor__s42"][6] == ["late noop"]
+    assert kinds["aria-failover__poor__s42"][1] == ["forbidden failover"]  # no blind fix there
+    assert kinds["aria-failover__poor__s42"][3] == ["timed out"]
+    assert kinds["aria-medium__poor__s42"][1] == ["red herring", "collateral restart"]
+    assert kinds["aria-medium__poor__s42"][4] == ["collateral restart"]
     assert all(k == [] for k in kinds["aria-easy__expert__s42"])
     failures = episode_failures(run_file(site, "aria-easy__poor__s42"))
     assert failures[0] == {
-        "kind": "collateral restart",
+        "kind": "fix before diagnosis",
         "run_id": site_run_id(site, "aria-easy__poor__s42"),
         "task_id": "aria-easy",
         "step": 1,

@@ -128,10 +128,10 @@ def test_score_parts_flag_a_score_they_do_not_explain():
         "action_history": [],
         "info": {"current_score": 0.7, "analytics": {"best_diagnosis_overlap": 0.0}},
     }
-    parts = score_parts(state, 20)
+    parts = score_parts(state, "medium")
     assert parts["derived_score"] == 0.5 and parts["parts_match"] is False
     state["info"]["current_score"] = 0.5
-    assert score_parts(state, 20)["parts_match"] is True
+    assert score_parts(state, "medium")["parts_match"] is True
 
 
 def test_reimport_rewrites_the_same_bytes(imported, tmp_path):

@@ -180,29 +180,40 @@ def test_final_score_and_its_parts(page, episode_site):
     assert text(page, "#episode-final-score") == "0.9040"
     rows = dict(
         zip(
-            page.locator("#episode-parts tr").evaluate_all("rs => rs.map(r => r.dataset.part)"),
-            page.locator("#episode-parts td").all_inner_texts(),
+            page.locator("#episode-parts tr[data-part]").evaluate_all("rs => rs.map(r => r.dataset.part)"),
+            page.locator("#episode-parts tr[data-part] td.num").all_inner_texts(),
             strict=True,
         )
     )
-    assert rows["total_reward"] == f"{parts['total_reward']:.4f}"
-    assert rows["efficiency_bonus"] == f"+{parts['efficiency_bonus']:.4f}"
-    assert rows["diagnosis_bonus"] == "+0.0300"
+    assert rows["running total"] == f"{parts['total_reward']:.4f}"
+    assert rows["efficiency"] == f"+{parts['efficiency_bonus']:.4f}"
+    assert rows["diagnosis"] == "+0.0300"
     assert rows["derived_score"] == "0.9040"
+    sources = page.locator("#episode-parts tbody tr").evaluate_all("rs => rs.map(r => r.dataset.source)")
+    assert all(source.startswith("graders/grader.py:") for source in sources)
+    assert page.locator("#episode-parts-match").is_visible()
+    assert page.locator("#episode-parts-mismatch").is_hidden()
     assert (
         page.locator("#episode-unlocked li").all_inner_texts()
         == run["final"]["episode"]["rewards_unlocked"]
     )
-    assert "disk_full_log_aggregator" in text(page, "#episode-ground-truth")
+    # the ground truth is behind a spoiler until the last step
+    assert page.locator("#episode-truth-box").get_attribute("open") is None
+    assert page.locator("#episode-ground-truth").is_hidden()
+    assert "disk_full_log_aggregator" in page.locator("#episode-ground-truth").text_content()
     assert page.locator("#episode-incident").get_attribute("data-state") == "start"
+    open_step(page, episode_site, "aria-bonus__expert__s42", len(run["steps"]) - 1)
+    assert page.locator("#episode-truth-box").get_attribute("open") is not None
+    assert "disk_full_log_aggregator" in text(page, "#episode-ground-truth")
 
 
 def test_penalties_are_named_on_their_steps(page, episode_site):
     open_step(page, episode_site, "aria-failover__poor__s42", 1)
-    assert page.locator("#episode-penalties li").all_inner_texts() == [
-        "forbidden failover",
-        "fix before diagnosis",
-    ]
+    # failover has no blind-fix penalty: the kinds are ARIA's reward components
+    assert page.locator("#episode-penalties li").all_inner_texts() == ["forbidden failover"]
+    assert page.locator("#episode-components tbody tr").evaluate_all(
+        "rs => rs.map(r => r.dataset.part)") == ["forbidden failover"]
+    assert "task_failover.py:221-228" in text(page, "#episode-components")
     assert text(page, "#episode-step-reward") == "\u22120.2500"
     assert text(page, "#step-delta") == "\u22120.2500"
     open_step(page, episode_site, "aria-failover__poor__s42", 0)
@@ -228,5 +239,6 @@ def test_an_episode_with_a_partial_observation_still_renders(page, episode_site)
     open_step(page, episode_site, "fixture-episode-easy", 2)
     assert "No services in this observation" in text(page, "#episode-services-panel")
     assert page.locator("#episode-final-score").inner_text() == "0.8000"
-    assert page.locator("#checks-empty").is_visible()
+    # an episode has no check catalog: no check panels at all
+    assert page.locator("#checks-panel").is_hidden() and page.locator("#matrix-panel").is_hidden()
     assert page.page_errors == []

@@ -205,7 +205,7 @@ def test_episode_run_steps_through_env_rewards(page, served_site):
         if n:
             page.click("#btn-next")
         assert_view_shows_step(page, served_site, "fixture-episode-easy", n)
-    assert page.locator("#checks-empty").is_visible()
+    assert page.locator("#checks-panel").is_hidden()  # an episode has no check catalog
     page.click('#timeline button[data-step="2"]')
     assert page.locator("#step-delta").inner_text() == "\u22120.1000"
     assert page.page_errors == []

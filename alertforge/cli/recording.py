@@ -41,7 +41,17 @@ def add_record(sub) -> None:
     aria.add_argument("--env-url", help="the server, e.g. http://127.0.0.1:7860")
     aria.add_argument("--transport", choices=["http", "ws"], default="http",
                       help="http: one episode at a time per server; ws: one env per connection")
-    aria.add_argument("--actions", help="YAML action list for --policy scripted")
+    aria.add_argument("--actions", help="YAML action list for --policy scripted "
+                      "(examples/aria-actions/<task>.yaml)")
+    aria.add_argument("--mode", choices=["single", "dual"], default="single",
+                      help="dual: ARIA's dual-agent session, an observer reporting findings and "
+                      "the responder (--policy) acting")
+    aria.add_argument("--observer-policy", choices=["scripted", "random", "llm"],
+                      help="--mode dual: the observer's policy (default: --policy)")
+    aria.add_argument("--observer-actions",
+                      help="--mode dual: YAML with the scripted observer's {finding: TEXT} "
+                      "entries (default: --actions)")
+    aria.add_argument("--observer-model", help="--mode dual, llm observer: its model (default: --model)")
     record.set_defaults(func=record_command, hints=RESUME_HINTS)
 
 
@@ -71,10 +81,29 @@ def _record_episode(args: argparse.Namespace) -> int:
 
     if not args.env_url:
         raise BadInput("--env-url", "record --env aria needs --env-url http://HOST:PORT")
+    if args.mode == "dual":
+        return _record_dual(args)
     run_dir = record_episode(args.env_url, args.task, args.seed, args.policy,
                              transport=args.transport, actions_file=args.actions,
                              out=Path(args.out), resume=not args.fresh,
                              options=llm_options(args, "max_steps"))
+    print(run_dir)
+    return 0
+
+
+def _record_dual(args: argparse.Namespace) -> int:
+    """``record --env aria --mode dual``: one dual-agent session (HTTP only)."""
+    from recorder.episodes.live_dual import dual_policies, record_dual
+
+    if args.transport != "http":
+        raise BadInput("--transport", "ARIA's dual-agent session is HTTP only (--transport http)")
+    options = llm_options(args, "max_steps")
+    observer_options = {**options, **({"model": args.observer_model} if args.observer_model else {})}
+    observer, responder, defining = dual_policies(
+        args.policy, args.observer_policy or args.policy, args.seed, actions_file=args.actions,
+        observer_actions=args.observer_actions, options=options, observer_options=observer_options)
+    run_dir = record_dual(args.env_url, args.task, args.seed, observer, responder,
+                          out=Path(args.out), resume=not args.fresh, defining=defining)
     print(run_dir)
     return 0
 

@@ -73,12 +73,13 @@ def action_of(decision: Decision) -> dict[str, Any]:
 
 
 class ScriptedPolicy(EpisodePolicy):
-    """Plays a fixed list of actions in order."""
+    """Plays a fixed list of actions in order (a dual-agent file's findings are skipped:
+    they are the observer's, :class:`ScriptedObserver`)."""
 
     name = "scripted"
 
     def __init__(self, actions: list[dict[str, Any]], label: str = "scripted"):
-        self.actions = actions
+        self.actions = [a for a in actions if "finding" not in a]
         self.label = label
 
     def decide(self, observation: dict[str, Any], index: int) -> Decision | None:
@@ -99,15 +100,18 @@ def _yaml_loader() -> type[yaml.SafeLoader]:
     return NoAliases
 
 
-def read_actions(path: str | Path) -> list[dict[str, Any]]:
+def read_actions(path: str | Path, *, findings: bool = False) -> list[dict[str, Any]]:
     """The action list of a YAML file: a list of actions, or ``{actions: [...]}``.
 
     Each action is a mapping with ``action_type`` (one of :data:`ACTION_TYPES`) and optional
     string fields from :data:`ACTION_FIELDS`, e.g. ``{action_type: read_logs, service: api}``.
+    With ``findings`` (a dual-agent session) an entry may instead be ``{finding: TEXT}``,
+    something the observer reports (see :class:`ScriptedObserver`).
 
     Raises:
         BadInput: naming the file: missing, not YAML (aliases refused), or an action that is
-            not a mapping, has an unknown type or field, or a non-string value.
+            not a mapping, has an unknown type or field, or a non-string value; a finding
+            without ``findings``.
     """
     path = Path(path)
     try:
@@ -127,6 +131,13 @@ def read_actions(path: str | Path) -> list[dict[str, Any]]:
         where = f"action {index + 1}"
         if not isinstance(item, dict):
             raise BadInput(path, f"{where} is not a mapping")
+        if "finding" in item:
+            if not findings:
+                raise BadInput(path, f"{where}: a finding is the observer's, for --mode dual only")
+            if set(item) != {"finding"} or not isinstance(item["finding"], str):
+                raise BadInput(path, f"{where}: a finding is {{finding: TEXT}} and nothing else")
+            actions.append(dict(item))
+            continue
         if item.get("action_type") not in ACTION_TYPES:
             raise BadInput(
                 path,
@@ -207,3 +218,50 @@ class RandomPolicy(EpisodePolicy):
         elif action_type == "failover":
             action["target_region"] = "us-west-2"
         return action_decision(action)
+
+
+FINDING_TOOL = "report_finding"
+"""The observer's one action in a dual-agent session (ARIA's ``step/a {finding}``)."""
+
+
+class ScriptedObserver(EpisodePolicy):
+    """The observer of a dual-agent session reporting the ``{finding: TEXT}`` entries of an
+    actions file in order (:func:`read_actions` with ``findings=True``); ``index`` counts
+    the observer's own findings."""
+
+    name = "scripted"
+
+    def __init__(self, entries: list[dict[str, Any]], label: str = "scripted"):
+        self.findings = [str(e["finding"]) for e in entries if "finding" in e]
+        self.label = label
+
+    def decide(self, observation: dict[str, Any], index: int) -> Decision | None:
+        """Finding ``index`` as a ``report_finding`` call, None past the last."""
+        if index >= len(self.findings):
+            return None
+        return Decision(FINDING_TOOL, {"finding": self.findings[index]})
+
+
+class RandomObserver(EpisodePolicy):
+    """An observer reporting what it sees, drawn at random: an active alert's message or a
+    recent log line of the observer's view (``observation_a``), from
+    ``random.Random(f"{seed}:{index}")``; at most ``max_findings`` (default 3)."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None, max_findings: int | None = None):
+        self.seed = seed
+        self.max_findings = 3 if max_findings is None else max_findings
+
+    def decide(self, observation: dict[str, Any], index: int) -> Decision | None:
+        """A finding for the observer's turn ``index``; None past ``max_findings``."""
+        if index >= self.max_findings:
+            return None
+        rng = random.Random(f"aria-observer:{self.seed}:{index}")
+        seen = [f"{a.get('service')}: {a.get('message')}" for a in observation.get("active_alerts") or []
+                if isinstance(a, dict) and a.get("message")]
+        for service, lines in sorted((observation.get("recent_logs") or {}).items()):
+            seen += [f"{service} log: {line}" for line in lines or [] if isinstance(line, str)]
+        if not seen:
+            return None
+        return Decision(FINDING_TOOL, {"finding": rng.choice(seen)})

@@ -31,7 +31,12 @@ from typing import Any
 
 from recorder.agents.base import Decision
 from recorder.agents.conversation import Conversation, Turn
-from recorder.agents.episode_policies import ACTION_FIELDS, ACTION_TYPES, EpisodePolicy
+from recorder.agents.episode_policies import (
+    ACTION_FIELDS,
+    ACTION_TYPES,
+    FINDING_TOOL,
+    EpisodePolicy,
+)
 from recorder.agents.llm_endpoint import LLMSettings, content_text, parse_arguments
 
 SYSTEM_PROMPT = """You are the on-call SRE for a production system in the middle of an \
@@ -180,7 +185,8 @@ class LLMEpisodePolicy(EpisodePolicy):
             BadInput: the steps were recorded with another model (``extra.llm.model``).
         """
         self.conversation.start(first_message(steps[0]))
-        self.conversation.replay(steps[1:], _arguments_text, tool_result)
+        own = [s for s in steps[1:] if not _observers(s)]  # a dual session's findings are not its
+        self.conversation.replay(own, _arguments_text, tool_result)
         self.queue, self.started = [], True
 
     def decide(self, observation: dict[str, Any], index: int) -> Decision | None:
@@ -205,10 +211,20 @@ class LLMEpisodePolicy(EpisodePolicy):
             self.queue = self._decisions(turn)
         return self.queue.pop(0)
 
+    def owns(self, step: dict[str, Any]) -> bool:
+        """Whether ``step`` is this policy's (a dual session's findings are the observer's)."""
+        return not _observers(step)
+
+    def result_text(self, step: dict[str, Any]) -> str:
+        """The tool message the model reads for its recorded ``step``."""
+        return tool_result(step)
+
     def observe(self, step: dict[str, Any]) -> None:
         """Answer the current call with the recorded step's result (the next tool message)."""
+        if not self.owns(step):
+            return
         info = (step.get("extra") or {}).get("llm") or {}
-        self.conversation.answer(info.get("tool_call_id"), tool_result(step))
+        self.conversation.answer(info.get("tool_call_id"), self.result_text(step))
 
     def _decisions(self, turn: Turn) -> list[Decision]:
         """One decision per tool call: the Action's fields as arguments, the rest dropped."""
@@ -218,12 +234,8 @@ class LLMEpisodePolicy(EpisodePolicy):
             info = turn.info(call["id"], self.settings, index == 0)
             if dropped:
                 info["dropped_arguments"] = dropped
-            first = index == 0
-            decisions.append(Decision(
-                action["action_type"], {k: v for k, v in action.items() if k != "action_type"},
-                message=turn.text if first else "", reasoning=turn.reasoning if first else None,
-                metrics=turn.metrics if first else None, model=turn.model if first else None,
-                extra={"llm": info}, llm=first))
+            decisions.append(_decision(turn, index, action["action_type"],
+                                       {k: v for k, v in action.items() if k != "action_type"}, info))
         return decisions
 
 
@@ -237,8 +249,101 @@ def _end_note(turn: Turn) -> str:
     quirks = f" (quirks: {', '.join(turn.quirks)})" if turn.quirks else ""
     return (f"policy llm: turn {turn.number} twice answered without a tool call{quirks}: "
             + json.dumps(turn.replies))
+def _decision(turn: Turn, index: int, name: str, arguments: dict[str, Any],
+              info: dict[str, Any]) -> Decision:
+    """Call ``index`` of ``turn`` as a Decision; the first carries the turn's message,
+    reasoning, metrics and model."""
+    first = index == 0
+    return Decision(name, arguments, message=turn.text if first else "",
+                    reasoning=turn.reasoning if first else None,
+                    metrics=turn.metrics if first else None, model=turn.model if first else None,
+                    extra={"llm": info}, llm=first)
+
+
+def _observers(step: dict[str, Any]) -> bool:
+    return ((step.get("extra") or {}).get("env") or {}).get("agent") == "observer"
 
 
 def _arguments_text(call: dict[str, Any], info: dict[str, Any]) -> str:
     """What the model sent for a recorded call: its sent fields and the dropped ones."""
     return json.dumps({**(call.get("arguments") or {}), **(info.get("dropped_arguments") or {})})
+
+
+OBSERVER_PROMPT = """You are the observer in a two-agent incident response. You cannot act \
+on the system: you watch the alerts, logs and evidence and report findings to the \
+responder, who acts. Each report_finding call is one finding (a sentence or two of what \
+you see and what it suggests); the environment answers whether it was accepted, with your \
+updated view. Report the most useful findings first; stop calling tools when you have \
+nothing new to report."""
+
+FINDING_TOOLS: list[dict[str, Any]] = [{
+    "type": "function",
+    "function": {
+        "name": FINDING_TOOL,
+        "description": "Report one finding to the responder (at least 5 characters).",
+        "parameters": {"type": "object", "properties": {"finding": {
+            "type": "string", "description": "what you observed and what it suggests"}},
+            "required": ["finding"], "additionalProperties": False},
+    },
+}]
+"""The observer's one tool (ARIA's ``POST /multi-agent/step/a/{sid} {finding}``)."""
+
+
+def observer_result(step: dict[str, Any]) -> str:
+    """What the observer reads after a finding: accepted, its reward, then its view."""
+    env = (step.get("extra") or {}).get("env") or {}
+    head = {"accepted": env.get("accepted"), "reward": env.get("observer_reward"),
+            "refused": env.get("refused")}
+    return json.dumps(head) + "\n" + json.dumps(env.get("observer_observation") or {}, indent=2)
+
+
+class LLMObserverPolicy(LLMEpisodePolicy):
+    """The observer of a dual-agent session as a model: one tool, ``report_finding``.
+
+    Its conversation starts from the run's instruction and the observer's view at reset
+    (``extra.env.observer_observation`` of step 1) and holds only its own steps; each tool
+    message is :func:`observer_result` (the view as the finding's answer gave it, so what the
+    responder did after that is seen at the next answer). A reply without a tool call ends
+    its findings; ``max_actions`` caps them.
+    """
+
+    name = "llm"
+
+    def __init__(self, settings: LLMSettings, seed: int | None, *,
+                 max_actions: int | None = None, client: Any = None):
+        super().__init__(settings, seed, max_actions=max_actions, client=client)
+        self.label = "llm-observer"
+        self.conversation = Conversation(settings, FINDING_TOOLS, OBSERVER_PROMPT,
+                                         "Report a finding with report_finding, or stop.", seed,
+                                         client if client is not None else self.conversation.client)
+
+    def resume(self, steps: list[dict[str, Any]]) -> None:
+        """Rebuild the conversation from the observer's own steps of ``steps``."""
+        first = steps[0]
+        view = ((first.get("extra") or {}).get("env") or {}).get("observer_observation") or {}
+        self.conversation.start(content_text(first.get("message"))
+                                + "\n\nWhat you see now (JSON):\n" + json.dumps(view, indent=2))
+        own = [s for s in steps[1:] if _observers(s)]
+        self.conversation.replay(own, _arguments_text, observer_result)
+        self.queue, self.started = [], True
+
+    def owns(self, step: dict[str, Any]) -> bool:
+        """Only the observer's own findings (responder steps are not its)."""
+        return _observers(step)
+
+    def result_text(self, step: dict[str, Any]) -> str:
+        """:func:`observer_result`."""
+        return observer_result(step)
+
+    def _decisions(self, turn: Turn) -> list[Decision]:
+        decisions = []
+        for index, call in enumerate(turn.calls):
+            arguments = parse_arguments(call["arguments"])
+            finding = arguments.get("finding")
+            info = turn.info(call["id"], self.settings, index == 0)
+            dropped = {k: v for k, v in arguments.items() if k != "finding"}
+            if dropped or not isinstance(finding, str):
+                info["dropped_arguments"] = dropped if isinstance(finding, str) else arguments
+            decisions.append(_decision(turn, index, FINDING_TOOL,
+                                       {"finding": finding if isinstance(finding, str) else ""}, info))
+        return decisions

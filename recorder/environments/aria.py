@@ -17,7 +17,11 @@ Semantics the adapters carry:
   connection and reports the error in ``transport["retried_after"]``.
 - A failed action (HTTP 4xx/5xx on ``/step``, or a WebSocket error message) is not an
   exception: it comes back as a :class:`StepOutcome` with
-  ``error`` set, to be recorded as the step's result.
+  ``error`` set, to be recorded as the step's result (a 500 to one action is what ARIA
+  does to ``diagnose`` on ``generated``; the episode goes on).
+- Except a server that lost the episode: ARIA keeps it in memory only, so a restarted
+  server answers every later call 400 "Call /reset before /step" (``server/app.py:1481``).
+  That is the environment's failure, not the agent's action: :class:`EpisodeLost`.
 """
 
 from __future__ import annotations
@@ -78,6 +82,14 @@ def _read_answer(response, started: float, what: str, url: str) -> bytes:
             raise EnvironmentFailure(url, f"{what}: answer over {MAX_ANSWER_BYTES} bytes")
         if time.perf_counter() - started > ANSWER_SECONDS:
             raise EnvironmentFailure(url, f"{what}: the answer took over {ANSWER_SECONDS:g} s")
+
+
+LOST_EPISODE = "Call /reset before"
+
+
+class EpisodeLost(EnvironmentFailure):
+    """The server no longer has the episode (ARIA's 400 "Call /reset before ..."): the
+    recording ends as an environment failure and can be resumed."""
 
 
 @dataclass
@@ -240,34 +252,40 @@ class HttpEnvironment:
         """
         status, body, transport = self.request("POST", "/reset", {"task_id": task_id, "seed": seed})
         if status in (400, 404, 422):
-            raise BadInput(task_id, f"the environment refused this task: {_message(body)}")
+            raise BadInput(task_id, f"the environment refused this task: {answer_message(body)}")
         if status != 200 or not isinstance(body, dict):
-            raise EnvironmentFailure(self.url, f"POST /reset answered {status}: {_message(body)}")
+            raise EnvironmentFailure(self.url, f"POST /reset answered {status}: {answer_message(body)}")
         return body, transport
 
     def step(self, action: dict[str, Any]) -> StepOutcome:
         """``POST /step``; a non-200 answer is a StepOutcome with ``error`` set."""
         status, body, transport = self.request("POST", "/step", action)
+        if status == 400 and answer_message(body).startswith(LOST_EPISODE):
+            raise EpisodeLost(self.url, f"POST /step answered 400 {answer_message(body)!r}: the server "
+                              "lost the episode (restarted?); the run is kept, run the same "
+                              "command again to resume")
         if status != 200:
             return StepOutcome(
                 None,
                 None,
                 False,
                 {},
-                error={"status": status, "message": _message(body)},
+                error={"status": status, "message": answer_message(body)},
                 transport=transport,
             )
-        return _step_outcome(body, transport, self.url)
+        return step_outcome(body, transport, self.url)
 
     def state(self) -> dict[str, Any]:
         """``GET /state`` (EnvironmentFailure when it does not answer 200 with an object)."""
         status, body, _ = self.request("GET", "/state")
         if status != 200 or not isinstance(body, dict):
-            raise EnvironmentFailure(self.url, f"GET /state answered {status}: {_message(body)}")
+            raise EnvironmentFailure(self.url, f"GET /state answered {status}: {answer_message(body)}")
         return body
 
 
-def _message(body: Any) -> str:
+def answer_message(body: Any) -> str:
+    """The text of an error answer: its ``detail``, ``message``, ``error`` or non-JSON body,
+    else the body as JSON."""
     if isinstance(body, dict):
         for key in ("detail", "message", "error", "_non_json_body"):
             if key in body:
@@ -276,7 +294,9 @@ def _message(body: Any) -> str:
     return json.dumps(body)
 
 
-def _step_outcome(body: Any, transport: dict[str, Any], url: str) -> StepOutcome:
+def step_outcome(body: Any, transport: dict[str, Any], url: str) -> StepOutcome:
+    """A ``{observation, reward, done, info}`` answer as a StepOutcome (EnvironmentFailure
+    when it is not that shape)."""
     if (
         not isinstance(body, dict)
         or not isinstance(body.get("observation"), dict)
@@ -390,7 +410,7 @@ class WebSocketEnvironment:
             )
         if answer["type"] != "step_result":
             raise EnvironmentFailure(self.url, f"step answered type {answer['type']!r}")
-        return _step_outcome(answer.get("data"), transport, self.url)
+        return step_outcome(answer.get("data"), transport, self.url)
 
     def state(self) -> dict[str, Any]:
         """``{"command": "state"}`` (EnvironmentFailure unless it answers a state object)."""

@@ -13,7 +13,10 @@ episode is replayed the same way on a new connection and the action retried once
 
 HTTP shares one environment across clients: HTTP episodes take :func:`client.server_lock`,
 and every observation is checked to continue this episode (task id, step counter), so
-another client's reset shows up as an EnvironmentFailure instead of a wrong run.
+another client's reset shows up as an EnvironmentFailure instead of a wrong run. The reset
+observation carries no episode id, so ``GET /state`` right after ``/reset`` gives it, and it
+is checked again after the first step, every :data:`ID_CHECK_EVERY` steps and at the end
+(a foreign reset between our reset and our first step leaves the step counter unchanged).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from recorder.policies import make_episode_policy
 from recorder.run_store import RunStore, make_identity
 
 DEFAULT_ACTION_LIMIT = 60
+ID_CHECK_EVERY = 10
 
 
 def _action_of(step: dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +84,24 @@ def _check_continues(run: EpisodeRun, outcome: StepOutcome, url: str) -> None:
             "client reset or stepped the server's shared HTTP environment. Record over "
             "--transport ws, or one HTTP episode at a time per server",
         )
+
+
+def episode_id(env, url: str) -> str | None:
+    """The episode id ``GET /state`` reports now (None over /ws, whose episode is the
+    connection's own, or when the server gives none)."""
+    if env.kind != "http":
+        return None
+    value = env.state().get("episode_id")
+    return value if isinstance(value, str) else None
+
+
+def check_episode_id(expected: str | None, now: str | None, url: str, when: str) -> None:
+    """EnvironmentFailure when the episode id changed (another client's ``/reset``)."""
+    if expected is not None and now != expected:
+        raise EnvironmentFailure(
+            url, f"{when}, GET /state reports episode {now!r}, not {expected!r} (the one "
+            "our /reset started): another client reset the server's shared HTTP environment. "
+            "Record over --transport ws, or one HTTP episode at a time per server")
 
 
 def _step(env, action: dict[str, Any], run: EpisodeRun, url: str) -> StepOutcome:
@@ -189,6 +211,7 @@ def _record(
     run.summary.model = getattr(policy, "model", None)
     try:
         observation, transport = env.reset(task_id, seed)
+        started_id = episode_id(env, url)
         if journal:
             _replay(env, journal[1:], url)
             store.start(journal)  # replayed: the journal without a torn tail
@@ -212,9 +235,13 @@ def _record(
             _check_continues(run, outcome, url)
             policy.observe(run.add(action, outcome, decision))
             index += 1
+            if index == 1 or index % ID_CHECK_EVERY == 0:
+                check_episode_id(started_id, episode_id(env, url), url, f"after step {index}")
         if getattr(policy, "end_note", None):  # policy llm: why the model stopped
             run.summary.notes = [*(run.summary.notes or []), policy.end_note]
         state = env.state()
+        if env.kind == "http":
+            check_episode_id(started_id, state.get("episode_id"), url, "at the end")
         if state.get("task_id", task_id) != task_id:
             raise EnvironmentFailure(
                 url,

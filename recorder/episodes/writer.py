@@ -19,6 +19,8 @@ from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from recorder import run_format
 from recorder.agents.base import Decision
 from recorder.environments.aria import StepOutcome
+from recorder.episodes import dual, incidents
+from recorder.episodes.rewards import Episode, split_step, start_episode
 from recorder.episodes.score import next_total, score_parts
 from recorder.run_store import RunStore, new_summary
 
@@ -90,6 +92,7 @@ class EpisodeRun:
         tier: str | None = None,
         incremental: bool = True,
         timestamps: bool = True,
+        mode: str = "single",
     ):
         self.store = store
         self.run_dir = store.dir
@@ -105,11 +108,18 @@ class EpisodeRun:
         self.info: dict[str, Any] = {}
         self.observation: dict[str, Any] | None = None
         self.env_seconds = 0.0
+        self.mode = mode
+        """``single`` or ``dual`` (an observer and a responder, :mod:`.dual`)."""
+        self.observer_view: dict[str, Any] | None = None
+        self.split: Episode = start_episode(task_id, {})
+        self.events: list[dict[str, Any]] = []
+        """Environment events that are no agent's action (a foreign reset), for run.json."""
         self._started = time.perf_counter()
         self.summary: RunSummary = new_summary(
             store, source=source, legacy_id=episode_run_id(task_id, policy, seed), kind="episode",
             env={"name": ENV_NAME, **env},
-            task=TaskRef(id=f"aria-{task_id}", dir=None, workflow=WORKFLOW, tier=tier, seed=seed,
+            task=TaskRef(id=f"aria-{task_id}", dir=None, workflow=WORKFLOW,
+                         tier=tier or incidents.difficulty(task_id), seed=seed,
                          env_task_id=task_id, max_steps=None),
             policy=policy, seed=seed, model=None,
             agent=AgentRef(name=agent_name, version=run_format.__version__), final=None,
@@ -118,9 +128,13 @@ class EpisodeRun:
 
     # -- building -------------------------------------------------------------------------
 
-    def start(self, observation: dict[str, Any], transport: dict[str, Any]) -> dict[str, Any]:
-        """Step 1 (``source: user``): the instruction and the ``/reset`` observation."""
+    def start(self, observation: dict[str, Any], transport: dict[str, Any],
+              observer_view: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Step 1 (``source: user``): the instruction and the ``/reset`` observation (a
+        dual-agent session's: the responder's, and ``observer_view`` the observer's)."""
         self.observation = observation
+        self.observer_view = observer_view
+        self.split = start_episode(self.task_id, observation)
         max_steps = observation.get("max_steps")
         self.summary.task.max_steps = max_steps if isinstance(max_steps, int) else None
         step = run_format.user_step(instruction_text(self.task_id, self.seed, observation), None)
@@ -134,6 +148,8 @@ class EpisodeRun:
             },
             "transport": transport,
         }
+        if observer_view is not None:
+            step["extra"]["env"]["observer_observation"] = observer_view
         self._note_latency(transport)
         return self._append(step)
 
@@ -166,8 +182,14 @@ class EpisodeRun:
             "info": outcome.info if outcome.error is None else {},
             "observation": outcome.observation if outcome.error is None else None,
         }
+        if self.mode == "dual":
+            env["agent"] = dual.RESPONDER
+            env["findings_seen"] = outcome.transport.pop("findings_seen", None)
         if outcome.error is not None:
             env["error"] = outcome.error
+            env["aria_step"] = None  # not a step of ARIA's episode (aria-scoring §2.9)
+        else:
+            env.update(split_step(self.split, action, reward))
         step = run_format.agent_step(
             len(self.steps) + 1,
             str(action["action_type"]),
@@ -191,16 +213,52 @@ class EpisodeRun:
             if step.get("source") == "user":
                 observation = env.get("observation") or {}
                 self.observation = observation
+                self.observer_view = env.get("observer_observation")
+                self.split = start_episode(self.task_id, observation)
                 max_steps = observation.get("max_steps")
                 self.summary.task.max_steps = (
                     max_steps if isinstance(max_steps, int) else None
                 )
+            elif env.get("agent") == dual.OBSERVER:
+                self.observer_view = env.get("observer_observation") or self.observer_view
             elif env.get("error") is None:
+                call = (step.get("tool_calls") or [{}])[0]
+                split_step(self.split, {"action_type": call.get("function_name"),
+                                        **(call.get("arguments") or {})}, env.get("reward", 0.0))
                 self.total = env.get("total", self.total)
                 self.done = bool(env.get("done"))
                 self.info = env.get("info") or {}
                 self.observation = env.get("observation") or self.observation
             self.steps.append(step)
+
+    def add_finding(self, finding: str, answer: dict[str, Any], transport: dict[str, Any],
+                    agent: Decision | None = None) -> dict[str, Any]:
+        """An observer step of a dual-agent run: ``finding`` posted, ``answer`` the server's
+        ``step/a`` reply (see :func:`recorder.episodes.dual.finding_env`)."""
+        agent = agent or Decision(dual.FINDING_TOOL, {"finding": finding})
+        index = 1 + sum(1 for s in self.steps
+                        if ((s.get("extra") or {}).get("env") or {}).get("finding_index"))
+        env = dual.finding_env(finding, answer, self.total, self.done, index)
+        if isinstance(answer.get("observation"), dict):
+            self.observer_view = answer["observation"]
+        env["observer_observation"] = self.observer_view
+        content = (f"Finding {index} accepted (observer reward {env['observer_reward']})"
+                   if env["accepted"] else f"Finding refused: {env.get('refused')}")
+        step = run_format.agent_step(
+            len(self.steps) + 1, dual.FINDING_TOOL, {"finding": finding}, content,
+            agent.message or "", {**(agent.extra or {}), "env": env, "transport": transport},
+            llm=bool(agent.llm), reasoning=agent.reasoning, metrics=agent.metrics,
+            model=agent.model)
+        self._note_latency(transport)
+        return self._append(step)
+
+    def foreign_reset(self, observation: dict[str, Any], detail: str, before_step: int) -> None:
+        """Another client's ``/reset`` replaced the episode before agent step ``before_step``:
+        the steps from there ran in the episode of ``observation`` (the split restarts from
+        it); run.json ``final.episode.environment_events`` keeps it."""
+        self.split = start_episode(self.task_id, observation)
+        self.events.append({"kind": "foreign reset", "before_step": before_step,
+                            "detail": detail, "observation": observation})
 
     def _note_latency(self, transport: dict[str, Any]) -> None:
         latency = transport.get("latency_ms")
@@ -227,6 +285,8 @@ class EpisodeRun:
         score parts (:func:`~recorder.episodes.score.score_parts`), ``resolution``,
         ``rewards_unlocked``, ``ground_truth`` and ``analytics``. Writes every file.
         """
+        if state is not None and "total_reward" not in state:
+            state = None  # a /state without the episode's total is no final state
         if len(self.steps) < self.store.written:  # a resume that did not get past the journal
             self.store.fail(error or "stopped before the journal was replayed")
             return self.run_dir
@@ -250,7 +310,14 @@ class EpisodeRun:
             "resolution": resolution,
             "running_total": self.total,
             "state": state is not None,
+            "environment_events": self.events,
+            "steps_explained": self._explained(),
+            "mode": self.mode,
+            "difficulty": incidents.difficulty(self.task_id),
+            "failure_mode": incidents.failure_mode(self.task_id, state),
         }
+        if self.mode == "dual":
+            return self._dual_result(episode)
         if state is None:
             return {
                 "reward": self.total,
@@ -261,7 +328,7 @@ class EpisodeRun:
                 "episode": episode,
             }
         info = state.get("info") if isinstance(state.get("info"), dict) else {}
-        parts = score_parts(state, self.summary.task.max_steps)
+        parts = score_parts(state, self.task_id)
         score = parts["reported_score"] if parts["reported_score"] is not None else self.total
         resolved = state.get("incident_resolved") is True
         episode.update(
@@ -301,6 +368,40 @@ class EpisodeRun:
             "requirements": {},
             "episode": episode,
         }
+
+    def _responder_actions(self) -> list[dict[str, Any]]:
+        actions = []
+        for step in self.steps[1:]:
+            env = (step.get("extra") or {}).get("env") or {}
+            if env.get("agent") == dual.OBSERVER or env.get("error") is not None:
+                continue
+            call = (step.get("tool_calls") or [{}])[0]
+            actions.append({"action_type": call.get("function_name"),
+                            **(call.get("arguments") or {})})
+        return actions
+
+    def _dual_result(self, episode: dict[str, Any]) -> dict[str, Any]:
+        """run.json ``final`` of a dual-agent run: the score derived from B's steps (the
+        multi-agent state reports none), each agent's rewards."""
+        resolved = episode["resolution"] == "incident_resolved"
+        state = dual.derived_state(self._responder_actions(), self.total, resolved, self.task_id)
+        parts = score_parts(state, self.task_id)
+        episode.update({"score": None, "derived_score": parts["derived_score"],
+                        "total_reward": self.total, "resolved": resolved, "parts": parts,
+                        "agents": dual.agent_summary(self.steps), "ground_truth": None,
+                        "totals_agree": True})
+        return {"reward": parts["derived_score"], "solved": resolved,
+                "source": "derived: the multi-agent state reports no score",
+                "keys": {"total_reward": self.total, "derived_score": parts["derived_score"],
+                         "resolved": resolved, "env_steps": parts["env_steps"]},
+                "requirements": {}, "episode": episode}
+
+    def _explained(self) -> dict[str, int]:
+        """How many answered steps the reward split explains: ``{explained, steps}``."""
+        envs = [(s.get("extra") or {}).get("env") or {} for s in self.steps[1:]]
+        answered = [e for e in envs if e.get("error") is None and e.get("agent") != "observer"]
+        return {"explained": sum(1 for e in answered if e.get("explained")),
+                "steps": len(answered)}
 
     def _trajectory(self) -> dict[str, Any]:
         return run_format.trajectory(

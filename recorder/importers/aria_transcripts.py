@@ -9,7 +9,12 @@ A transcript (the shape of ``examples/aria-episodes/episodes/*.json``) is a JSON
 
 A step with status 200 carries ``{observation, reward, done, info}``; any other status is a
 request the server failed (ARIA's ``diagnose`` on ``generated`` answers 500): it becomes a
-step whose result is the error, with no reward, and the environment did not advance.
+step whose result is the error, with no reward, and the environment did not advance. Three
+more shapes: a ``/ws`` session (``{send, receive}`` per call), a dual-agent session
+(``/multi-agent/reset``, ``step/a`` findings and ``step/b`` actions, :mod:`recorder.episodes.dual`),
+and two environment events that are no agent's action: a ``/reset`` among the steps (another
+client's, a foreign reset: the steps after it ran in that episode) and a 400 "Call /reset
+before ..." (the server lost the episode: the run ends there, failed, as a recording would).
 Rewards are copied as recorded; the running total follows ARIA's clamp rule
 (:func:`recorder.episodes.score.next_total`) and is checked against ``/state``'s
 ``total_reward``; the final score is ``/state``'s ``info.current_score``.
@@ -18,6 +23,7 @@ Rewards are copied as recorded; the running total follows ARIA's clamp rule
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,7 @@ from contract.errors import BadInput
 from contract.files import read_json
 from contract.paths import REPO_ROOT
 from recorder.environments.aria import StepOutcome
+from recorder.episodes import dual
 from recorder.episodes.writer import EpisodeRun, episode_run_id
 from recorder.run_store import RunStore, make_identity
 
@@ -46,9 +53,13 @@ class Transcript:
     variant: str
     reset: dict[str, Any]
     reset_transport: dict[str, Any]
-    steps: list[tuple[dict[str, Any], StepOutcome]]
+    observer_view: dict[str, Any] | None
+    steps: list[tuple[str, Any, Any]]
+    """``("step", action, StepOutcome)``, ``("finding", text, answer)``,
+    ``("foreign reset", observation, note)`` or ``("lost", message, later_calls)``."""
     state: dict[str, Any] | None
     source: dict[str, Any]
+    mode: str = "single"
     digest: str = ""
     """sha256 of the transcript's content (canonical JSON): what defines its run."""
 
@@ -103,6 +114,55 @@ def _observation(value: Any, path: Path, where: str) -> dict[str, Any]:
     return value
 
 
+LOST_EPISODE = "Call /reset before"
+"""The start of ARIA's 400 answer once its in-memory episode is gone (``server/app.py:1481``)."""
+
+
+def _ws_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A ``/ws`` call in the HTTP call shape: ``step_result`` is 200, ``error`` a failure."""
+    receive = call.get("receive") if isinstance(call.get("receive"), dict) else {}
+    send = call.get("send") if isinstance(call.get("send"), dict) else {}
+    kind = receive.get("type")
+    response = receive.get("data") if kind != "error" else {"message": receive.get("message")}
+    return {"request": {"method": "WS", "path": send.get("command"), "json": send.get("action")},
+            "status": 200 if kind in ("step_result", "observation", "state") else None,
+            "latency_ms": call.get("latency_ms"), "response": response, "_ws": True}
+
+
+def _entries(calls: list[Any], path: Path) -> list[tuple[str, Any, Any]]:
+    """The transcript's calls as run entries (see :attr:`Transcript.steps`)."""
+    entries: list[tuple[str, Any, Any]] = []
+    for index, call in enumerate(calls):
+        where = f"steps[{index}]"
+        _require(isinstance(call, dict), path, f"{where} must be an object")
+        request = call.get("request") if isinstance(call.get("request"), dict) else {}
+        route = str(request.get("path") or "")
+        if route == "/reset":
+            _require(call.get("status") == 200, path, f"{where}: a /reset among the steps failed")
+            observation = _observation(call.get("response"), path, f"{where}.response")
+            entries.append(("foreign reset", observation,
+                            str(call.get("note") or f"/reset {json.dumps(request.get('json'))}")))
+            continue
+        if route.startswith("/multi-agent/step/a/"):
+            finding = (request.get("json") or {}).get("finding")
+            _require(isinstance(finding, str), path, f"{where}.request.json.finding must be text")
+            answer = call.get("response")
+            _require(isinstance(answer, dict), path, f"{where}.response must be an object")
+            entries.append(("finding", finding, (answer, _transport(call))))
+            continue
+        message = _error_message(call.get("response"))
+        if call.get("status") == 400 and message.startswith(LOST_EPISODE):
+            lost = f"HTTP 400 {message!r}: the server lost the episode (restarted?)"
+            entries.append(("lost", lost, len(calls) - index - 1))
+            break
+        action, outcome = _step(call, index, path)
+        if route.startswith("/multi-agent/step/b/"):
+            count = (call.get("response") or {}).get("agent_a_findings_count")
+            outcome.transport["findings_seen"] = count
+        entries.append(("step", action, outcome))
+    return entries
+
+
 def _step(call: Any, index: int, path: Path) -> tuple[dict[str, Any], StepOutcome]:
     where = f"steps[{index}]"
     _require(isinstance(call, dict), path, f"{where} must be an object")
@@ -116,9 +176,17 @@ def _step(call: Any, index: int, path: Path) -> tuple[dict[str, Any], StepOutcom
         f"{where}.request.json.action_type must be a non-empty string",
     )
     status = call.get("status")
-    _require(isinstance(status, int), path, f"{where}.status must be an HTTP status code")
     response = call.get("response")
     transport = _transport(call)
+    if call.get("_ws"):
+        transport = {"kind": "ws", "command": "step", "latency_ms": call.get("latency_ms")}
+    if status is None and call.get("_ws"):
+        error = {"status": None, "message": _error_message(response)}
+        return action, StepOutcome(None, None, False, {}, error=error, transport=transport)
+    _require(isinstance(status, int), path, f"{where}.status must be an HTTP status code")
+    if isinstance(response, dict) and "error" in response and "observation" not in response:
+        error = {"status": status, "message": _error_message(response)}  # multi-agent refusal
+        return action, StepOutcome(None, None, False, {}, error=error, transport=transport)
     if status != 200:
         error = {"status": status, "message": _error_message(response)}
         return action, StepOutcome(None, None, False, {}, error=error, transport=transport)
@@ -132,6 +200,22 @@ def _step(call: Any, index: int, path: Path) -> tuple[dict[str, Any], StepOutcom
     info = response.get("info", {})
     _require(isinstance(info, dict), path, f"{where}.response.info must be an object")
     return action, StepOutcome(observation, reward, response["done"], info, transport=transport)
+
+
+def _final_state(final_state: Any, ws: bool, mode: str, path: Path) -> dict[str, Any] | None:
+    """The ``/state`` body when recorded with 200 (the multi-agent state has no score: None)."""
+    if final_state is None or mode == "dual":
+        return None
+    _require(isinstance(final_state, dict), path, "final_state must be the recorded /state call")
+    if ws:
+        final_state = _ws_call(final_state)
+    if final_state.get("status") != 200:
+        return None
+    state = final_state.get("response")
+    _require(isinstance(state, dict), path, "final_state.response must be an object")
+    _require(_is_number(state.get("total_reward")), path,
+             "final_state.response.total_reward must be a number")
+    return state
 
 
 def read_transcript(path: str | Path) -> Transcript:
@@ -154,8 +238,18 @@ def read_transcript(path: str | Path) -> Transcript:
     )
     reset = data.get("reset")
     _require(isinstance(reset, dict), path, "reset must be the recorded /reset call")
-    _require(reset.get("status") == 200, path, f"reset.status is {reset.get('status')!r}, not 200")
-    observation = _observation(reset.get("response"), path, "reset.response")
+    ws = "send" in reset
+    if ws:
+        reset = _ws_call(reset)
+    mode = "dual" if str((reset.get("request") or {}).get("path")).startswith("/multi-agent/") else "single"
+    _require(reset.get("status") == 200, path, f"reset.status is {reset.get('status')!r}, not 200"
+             + (" (the server opened no session)" if mode == "dual" else ""))
+    answer, observer_view = reset.get("response"), None
+    if mode == "dual":
+        _require(isinstance(answer, dict), path, "reset.response must be an object")
+        observer_view = answer.get("observation_a")
+        answer = dual.responder_view(answer)
+    observation = _observation(answer, path, "reset.response")
     _require(
         observation.get("task_id", task_id) == task_id,
         path,
@@ -163,21 +257,8 @@ def read_transcript(path: str | Path) -> Transcript:
     )
     calls = data.get("steps")
     _require(isinstance(calls, list), path, "steps must be a list")
-    steps = [_step(call, index, path) for index, call in enumerate(calls)]
-    state = None
-    final_state = data.get("final_state")
-    if final_state is not None:
-        _require(
-            isinstance(final_state, dict), path, "final_state must be the recorded /state call"
-        )
-        if final_state.get("status") == 200:
-            state = final_state.get("response")
-            _require(isinstance(state, dict), path, "final_state.response must be an object")
-            _require(
-                _is_number(state.get("total_reward")),
-                path,
-                "final_state.response.total_reward must be a number",
-            )
+    steps = _entries([_ws_call(c) if ws and isinstance(c, dict) else c for c in calls], path)
+    state = _final_state(data.get("final_state"), ws, mode, path)
     variant = data.get("variant")
     variant = variant if isinstance(variant, str) and variant else "imported"
     source = {
@@ -193,9 +274,11 @@ def read_transcript(path: str | Path) -> Transcript:
         variant=variant,
         reset=observation,
         reset_transport=_transport(reset),
+        observer_view=observer_view if isinstance(observer_view, dict) else None,
         steps=steps,
         state=state,
         source=source,
+        mode=mode,
         digest=hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest(),
     )
 
@@ -212,10 +295,18 @@ def build_run(transcript: Transcript, out: Path) -> EpisodeRun:
         env={"transport": "import", "url": None, "source": transcript.source},
         incremental=False,
         timestamps=False,
+        mode=transcript.mode,
     )
-    run.start(transcript.reset, transcript.reset_transport)
-    for action, outcome in transcript.steps:
-        run.add(action, outcome)
+    run.start(transcript.reset, transcript.reset_transport, transcript.observer_view)
+    for kind, first, second in transcript.steps:
+        if kind == "step":
+            run.add(first, second)
+        elif kind == "finding":
+            run.add_finding(first, second[0], second[1])
+        elif kind == "foreign reset":
+            run.foreign_reset(first, second, before_step=len(run.steps) + 1)
+        else:
+            run.lost = f"{first}; {second} later request(s) got the same answer"
     return run
 
 
@@ -248,5 +339,9 @@ def import_episodes(paths: list[str | Path], out: str | Path = "runs") -> list[P
         if run.store.open().state == "unchanged":
             written.append(run.run_dir)
             continue
-        written.append(run.finish(transcript.state))
+        lost = getattr(run, "lost", None)
+        if lost:
+            written.append(run.finish(None, status="failed", error=f"environment failure: {lost}"))
+        else:
+            written.append(run.finish(transcript.state))
     return written

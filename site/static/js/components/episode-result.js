@@ -60,6 +60,16 @@ function penaltyList(env) {
   ];
 }
 
+function finding(env) {
+  return el(
+    "p",
+    { id: "episode-finding", class: env.accepted ? "muted" : "episode-alert" },
+    env.accepted
+      ? `The observer’s finding ${env.finding_index} was accepted (a flat ${env.observer_reward} to the observer; it changes no total). The responder sees it in its view from its next step on.`
+      : `The server refused this finding: ${String(env.refused ?? "")}.`,
+  );
+}
+
 /** Show what the environment answered to step n's action in #episode-result-body. */
 export function renderResult(run, n) {
   const step = run.steps[n];
@@ -78,7 +88,7 @@ export function renderResult(run, n) {
       : null,
     n === 0 && step.source === "user"
       ? el("p", { class: "muted" }, "The state after /reset, before any action.")
-      : env.observation ? observationFields(env) : null,
+      : env.agent === "observer" ? finding(env) : env.observation ? observationFields(env) : null,
     penaltyList(env),
   );
 }

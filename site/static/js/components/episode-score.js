@@ -1,6 +1,14 @@
 // Reward and score of an episode run (the #episode-score aside, laid out in
-// site/templates/_episode_score.html): this step's reward, the running total and the incident's
-// state; the final score with its parts (run.final.episode, recorder/episodes/writer.py).
+// site/templates/_episode_score.html): this step's reward split into ARIA's components, ARIA's
+// own step number, the running total and the incident's state; the final score beside the last
+// running total with the grader's parts, each citing ARIA's code (run.final.episode,
+// recorder/episodes/writer.py and score.py); each agent's rewards in a dual-agent run; the
+// environment's events; the ground truth behind a spoiler until the last step.
+//
+// Stable ids: #episode-aria-step[data-counted="1"|"0"], #episode-components tr[data-part],
+// #episode-final-total, #episode-final-score, #episode-parts tbody tr[data-part][data-source],
+// #episode-parts-mismatch, #episode-parts-match, #episode-agents-rewards, #episode-events-list li,
+// #episode-truth-box[open] (open from the last step on).
 //
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
@@ -23,7 +31,7 @@ function incidentState(run, n, end) {
     if (env.resolution === "incident_resolved") return ["resolved", `Resolved at this step (done, info.resolution = \u201c${env.resolution}\u201d).`];
     return ["ended", `The episode ended at this step without resolution (done, info = \u201c${env.resolution ?? "none"}\u201d).`];
   }
-  if (end !== null && end < n) return ["ended", `The episode ended at step ${end}; this step came after it.`];
+  if (end !== null && end < n) return ["ended", `The episode ended at step ${end}; this step came after it (ARIA still applies and scores it).`];
   if (end !== null) return ["ongoing", `Ongoing; the episode ends at step ${end} (${run.steps[end].env.resolution ?? "done"}).`];
   return ["stopped", "Ongoing; the recording stopped before the environment said done."];
 }
@@ -34,7 +42,37 @@ function degradedAfterEnd(observation) {
   return unhealthy || alerts;
 }
 
-/** Step n's reward, the running total and the incident's state; `end` is lastDoneStep(run). */
+function amount(value) {
+  return typeof value === "number" ? `${value > 0 ? "+" : value < 0 ? "\u2212" : ""}${Math.abs(value).toFixed(4)}` : "\u2014";
+}
+
+function ariaStep(step) {
+  const env = step.env || {};
+  const line = byId("episode-aria-step");
+  const counted = typeof env.aria_step === "number";
+  line.dataset.counted = counted ? "1" : "0";
+  if (step.n === 0) fill(line, "ARIA step 0: the state after /reset.");
+  else if (env.agent === "observer") fill(line, "The observer\u2019s finding: not a step of ARIA\u2019s episode.");
+  else if (counted) fill(line, `ARIA step ${env.aria_step} (ARIA counts only the actions it answered).`);
+  else if (env.error) fill(line, "Not counted by ARIA: the server failed this action, its step counter did not move.");
+  else fill(line, "");
+}
+
+function renderComponents(env) {
+  const components = list(env && env.components);
+  const box = byId("episode-components-box");
+  if (!showIf(box, components.length > 0)) return;
+  fill(byId("episode-components").tBodies[0], components.map((c) => el(
+    "tr",
+    { class: c.amount < 0 ? "part-penalty" : null, dataset: { part: String(c.name), kind: String(c.kind) } },
+    el("th", { scope: "row" }, String(c.name), c.inferred ? " *" : ""),
+    el("td", { class: "num" }, amount(c.amount)),
+    el("td", null, el("code", null, String(c.source ?? ""))),
+  )));
+  showIf(byId("episode-components-inferred"), components.some((c) => c.inferred));
+}
+
+/** Step n's reward and its parts, the running total and the incident's state; `end` is lastDoneStep(run). */
 export function renderStepScore(run, n, end) {
   const step = run.steps[n];
   const [state, text] = incidentState(run, n, end);
@@ -43,51 +81,85 @@ export function renderStepScore(run, n, end) {
   reward.dataset.trend = step.reward > 0 ? "up" : step.reward < 0 ? "down" : "flat";
   fill(reward, formatDelta(step.reward));
   fill(byId("episode-running-total"), formatReward(step.total));
+  ariaStep(step);
+  renderComponents(step.env);
   const incident = byId("episode-incident");
   incident.dataset.state = state;
   fill(incident, text);
   showIf(byId("episode-degraded"), (state === "resolved" || state === "ended") && degradedAfterEnd(observation));
+  const truth = byId("episode-truth-box");
+  const last = n === run.steps.length - 1;
+  truth.open = last;
+  fill(byId("episode-truth-summary"), last ? "Ground truth (from /state)" : "Ground truth (from /state): a spoiler, shown from the last step on");
 }
 
 function fillParts(parts) {
-  for (const row of byId("episode-parts").querySelectorAll("tr[data-part]")) {
-    const value = parts[row.dataset.part];
-    const text = typeof value === "number" ? `${value === 0 ? "" : row.dataset.sign}${value.toFixed(4)}` : "\u2014";
-    fill(row.querySelector("td"), text);
-  }
-  fill(byId("episode-parts-overlap"), typeof parts.best_diagnosis_overlap === "number" ? ` (overlap ${parts.best_diagnosis_overlap})` : "");
-  fill(byId("episode-parts-noops"), String(parts.noops));
+  const rows = list(parts.parts).map((part) => el(
+    "tr",
+    { dataset: { part: String(part.name), source: String(part.source ?? "") } },
+    el("th", { scope: "row" }, String(part.name), el("div", { class: "muted small" }, String(part.detail ?? ""))),
+    el("td", { class: "num" }, part.name === "running total" ? formatReward(part.amount) : amount(part.amount)),
+    el("td", null, el("code", null, String(part.source ?? ""))),
+  ));
+  fill(byId("episode-parts").tBodies[0], rows);
+  const foot = byId("episode-parts").tFoot;
+  fill(foot.querySelector('tr[data-part="unclamped"] td'), formatReward(parts.unclamped));
+  fill(foot.querySelector('tr[data-part="derived_score"] td'), formatReward(parts.derived_score));
   fill(byId("episode-parts-clamp"), list(parts.clamp).join(", "));
-  showIf(byId("episode-parts-mismatch"), !parts.parts_match);
+  const mismatch = typeof parts.mismatch === "number";
+  showIf(byId("episode-parts-mismatch"), mismatch);
+  fill(byId("episode-parts-mismatch"), mismatch ? `The parts give ${formatReward(parts.derived_score)}, the server reported ${formatReward(parts.reported_score)}: a mismatch of ${amount(parts.mismatch)}, listed here and not adjusted away.` : "");
+  showIf(byId("episode-parts-match"), parts.parts_match === true);
 }
 
-function fillUnlocked(episode) {
+function fillAgents(episode) {
+  const agents = episode.agents;
+  if (!showIf(byId("episode-agents-summary"), isObject(agents))) return;
+  const observer = agents.observer || {};
+  const responder = agents.responder || {};
+  fill(byId("episode-agents-rewards"),
+    el("dt", null, "Observer"), el("dd", null, `${observer.accepted ?? 0} of ${observer.findings ?? 0} findings accepted, ${formatReward(observer.reward)} (a flat 0.05 each; ARIA adds it to no total or score)`),
+    el("dt", null, "Responder"), el("dd", null, `${responder.actions ?? 0} actions, rewards summing to ${formatReward(responder.reward)}; the running total and the score are its`));
+}
+
+function fillEvents(episode) {
+  const events = list(episode.environment_events);
+  if (!showIf(byId("episode-events"), events.length > 0)) return;
+  fill(byId("episode-events-list"), events.map((event) => el("li", { dataset: { kind: String(event.kind) } },
+    el("strong", null, String(event.kind)), ` before step ${event.before_step}: ${String(event.detail ?? "")}. The steps from there ran in that episode.`)));
+}
+
+function fillTruth(episode) {
   const unlocked = list(episode.rewards_unlocked);
   fill(byId("episode-unlocked"), unlocked.map((name) => el("li", { class: "chip" }, String(name))));
   showIf(byId("episode-unlocked"), unlocked.length > 0);
   showIf(byId("episode-unlocked-none"), unlocked.length === 0);
   const truth = episode.ground_truth || {};
-  fill(byId("episode-root-cause"), String(truth.root_cause ?? "\u2014"));
-  fill(byId("episode-fix"), String(truth.fix ?? "\u2014"));
+  fill(byId("episode-root-cause"), String(truth.root_cause ?? "\u2014 (not reported)"));
+  fill(byId("episode-fix"), String(truth.fix ?? "\u2014 (not reported)"));
+  const mode = episode.failure_mode;
+  fill(byId("episode-failure-mode"), isObject(mode) ? `${mode.mode}${mode.inferred ? ` (inferred from ${mode.source})` : ""}` : "\u2014 (a curated task)");
 }
 
-/** The final score: the server's, with its parts when a final /state was recorded. */
+/** The final score beside the last running total, with the grader's parts when known. */
 export function renderFinal(run) {
   const final = run.final || {};
-  const episode = final.episode;
-  const withParts = isObject(episode) && isObject(episode.parts);
+  const episode = isObject(final.episode) ? final.episode : {};
+  const withParts = isObject(episode.parts);
+  fill(byId("episode-final-total"), formatReward(run.steps.at(-1).total));
   showIf(byId("episode-final-no-parts"), !withParts);
   showIf(byId("episode-final-parts"), withParts);
-  if (!withParts) {
-    fill(byId("episode-final-score"), formatReward(final.reward));
-    return;
+  const dual = episode.mode === "dual";
+  fill(byId("episode-final-label"), dual ? "Score (derived)" : "Final score (server)");
+  fill(byId("episode-final-score"), formatReward(final.reward));
+  if (withParts) {
+    const parts = episode.parts;
+    fill(byId("episode-final-source"), dual
+      ? `Derived by the grader\u2019s rules from the responder\u2019s steps: ARIA\u2019s multi-agent state reports no total, score or ground truth, so there is no diagnosis part. ${episode.resolved ? "Resolved" : "Not resolved"} in ${parts.env_steps} steps.`
+      : `The server\u2019s /state info.current_score; ${episode.resolved ? "resolved" : "not resolved"} in ${parts.env_steps} steps (the grader\u2019s step table: ${parts.grader_max_steps}).`);
+    fillParts(parts);
   }
-  const parts = episode.parts;
-  fill(byId("episode-final-score"), formatReward(parts.reported_score));
-  fill(
-    byId("episode-final-source"),
-    ` reported by the server (/state info.current_score); ${episode.resolved ? "resolved" : "not resolved"}, ${parts.env_steps} of ${parts.max_steps ?? "?"} steps`,
-  );
-  fillParts(parts);
-  fillUnlocked(episode);
+  fillAgents(episode);
+  fillEvents(episode);
+  fillTruth(episode);
 }

@@ -1,11 +1,15 @@
 // The services table of an episode run's board (#episode-services, its columns laid out in
 // site/templates/_episode_board.html): one row a service, cells changed since the previous step
-// highlighted with the old value as their title, the service acted on marked.
+// highlighted with the old value as their title, the service acted on marked. The version and
+// last deploy are the rollback clues (the only ones on generated incidents); minutes degraded
+// and the SLA breach flag are ARIA's own (tasks/base.py:115-129; sla_breach never changes).
 //
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
 import { byId, el, fill } from "../lib/dom.js";
 import { isObject, list, serviceRows, showIf } from "../lib/episode-data.js";
+
+const TEXT_FIELDS = new Set(["status", "sla", "sla_breach", "current_version", "last_deployed"]);
 
 function number(value, digits) {
   if (typeof value !== "number" || !Number.isFinite(value)) return value === undefined || value === null ? "\u2014" : String(value);
@@ -18,6 +22,9 @@ function cellValue(row, field, sla) {
   if (field === "status") return row.status === undefined ? "\u2014" : String(row.status);
   if (field === "error_rate") return number(row.error_rate, 3);
   if (field === "latency_p99_ms") return number(row.latency_p99_ms, 0);
+  if (field === "minutes_degraded") return number(row.minutes_degraded, 0);
+  if (field === "sla_breach") return row.sla_breach === true ? "breach" : row.sla_breach === false ? "no" : "\u2014";
+  if (field === "current_version" || field === "last_deployed") return row[field] === undefined || row[field] === null ? "\u2014" : String(row[field]);
   return number(row[field], 1);
 }
 
@@ -31,7 +38,7 @@ function serviceCell(field, row, was, changed, sla, previousSla) {
   return el(
     "td",
     {
-      class: [field === "status" || field === "sla" ? null : "num", isChanged ? "changed" : null, field === "status" ? `status status-${row.status}` : null, field === "sla" ? `sla sla-${sla[row.name]}` : null],
+      class: [TEXT_FIELDS.has(field) ? null : "num", isChanged ? "changed" : null, field === "status" ? `status status-${row.status}` : null, field === "sla" ? `sla sla-${sla[row.name]}` : null],
       dataset: { field, changed: isChanged ? "1" : "0" },
       title: isChanged && was ? `was ${cellValue(was, field, previousSla)}` : null,
     },

@@ -1,47 +1,93 @@
 // Action-episode view (runs of kind "episode", e.g. ARIA): what the environment showed at each step.
 //
 // The layout is in the run page's templates (site/templates/_episode_result.html,
-// _episode_score.html, _episode_board.html), hidden until an episode run is shown; these modules
-// fill it. run.js calls mountEpisodeView(run) once (null for other kinds) and the returned
-// update(n) on every step change. The data is the run file's steps[n].env (exporter/episodes.py)
-// and run.final.episode (the final score and its parts, recorder/episodes/writer.py).
+// _episode_score.html, _episode_board.html, _episode_curve.html), hidden until an episode run is
+// shown; these modules fill it. run.js calls mountEpisodeView(run, show) once (null for other
+// kinds) and the returned update(n) on every step change. The data is the run file's
+// steps[n].env (exporter/episodes.py) and run.final.episode (the final score and its parts,
+// recorder/episodes/writer.py). An episode has no check catalog: the check panels, the check x
+// step matrix and the generic (clamped) curve are hidden; the episode curve, ARIA's step numbers
+// and the step strip's marks take their place.
 //
 // Stable ids and data attributes (tests rely on them):
 //   #run-view.episode-mode          set while an episode is shown
+//   #timeline button.step-dot[data-mark="penalty"|"failed"|"observer"|""][data-aria-step]
+//   #run-meta div[data-field="difficulty"|"failure_mode"|"mode"]
 //   #episode-result                 in #step-detail: the action's result
 //     #episode-result-text[data-stale="1"|"0"], #episode-error-text[data-stale]   last_action_result / _error;
 //     .stale-note says which step a stale value is left over from
 //     #episode-server-error         shown when the server failed this action (no observation)
 //     #episode-retry                shown when the request was retried on a new connection
 //     #episode-penalties li[data-kind]
-//   #episode-score                  aside: #episode-step-reward, #episode-running-total,
-//     #episode-incident[data-state="start"|"ongoing"|"resolved"|"ended"|"stopped"],
-//     #episode-final-score, #episode-parts tr[data-part], #episode-unlocked li, #episode-ground-truth
+//   #episode-score                  aside (see episode-score.js)
+//   #episode-curve                  the unclamped curve (see episode-curve.js)
+//   #episode-agents                 the two lanes of a dual-agent run (see episode-agents.js)
 //   #episode-board                  #episode-observation-note (observation from an earlier step),
 //     #episode-services tr[data-service][data-acted-on][data-new] td[data-field][data-changed][title="was …"],
 //     #episode-map-svg g.map-node[data-service][data-status][data-acted-on], path.map-edge[data-from][data-to],
 //     #episode-alerts li[data-alert-id][data-new], #episode-alerts-cleared,
-//     #episode-logs .log-service[data-service], #episode-evidence li[data-step][data-new]
+//     #episode-logs .log-service[data-service], #episode-evidence li[data-step][data-new],
+//     #episode-runbooks-read li, #episode-clock (see episode-context.js)
 //
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
-import { byId, fill } from "../lib/dom.js";
-import { observationAt } from "../lib/episode-data.js";
+import { byId, el, fill } from "../lib/dom.js";
+import { isObject, observationAt } from "../lib/episode-data.js";
+import { renderAgents } from "./episode-agents.js";
+import { renderContext } from "./episode-context.js";
+import { renderEpisodeCurve, stepMark } from "./episode-curve.js";
 import { renderAlerts, renderEvidence, renderLogs } from "./episode-feed.js";
 import { renderMap } from "./episode-map.js";
 import { renderResult } from "./episode-result.js";
 import { lastDoneStep, renderFinal, renderStepScore } from "./episode-score.js";
 import { renderServices } from "./episode-services.js";
 
+const ALERTING_PARTS = ["checks-panel", "matrix-panel", "check-inspector"];
+
+/** Mark the step strip: penalised and failed actions, the observer's findings, ARIA's step. */
+function markStrip(run) {
+  for (const button of byId("timeline").querySelectorAll("button.step-dot")) {
+    const step = run.steps[Number(button.dataset.step)];
+    const env = (step && step.env) || {};
+    const mark = env.agent === "observer" ? "observer" : stepMark(step);
+    button.dataset.mark = mark;
+    button.dataset.ariaStep = typeof env.aria_step === "number" ? String(env.aria_step) : "";
+    const said = mark === "failed" ? "failed action, not counted by ARIA" : mark === "penalty" ? "penalised"
+      : mark === "observer" ? "observer finding" : "";
+    const aria = typeof env.aria_step === "number" ? ` \u00b7 ARIA step ${env.aria_step}` : "";
+    const title = `${button.getAttribute("title")}${aria}${said ? ` \u00b7 ${said}` : ""}`;
+    button.setAttribute("title", title);
+    button.setAttribute("aria-label", title);
+  }
+}
+
+function metaItem(field, name, value) {
+  return el("div", { dataset: { field } }, el("dt", null, name), el("dd", null, value));
+}
+
+function addMeta(run) {
+  const episode = isObject(run.final && run.final.episode) ? run.final.episode : {};
+  const meta = byId("run-meta");
+  meta.append(metaItem("difficulty", "Difficulty", String(episode.difficulty ?? "\u2014")));
+  if (isObject(episode.failure_mode)) meta.append(metaItem("failure_mode", "Failure mode", `${episode.failure_mode.mode}${episode.failure_mode.inferred ? " (inferred)" : ""}`));
+  if (episode.mode === "dual") meta.append(metaItem("mode", "Agents", "observer + responder"));
+}
+
 /**
- * Show the episode parts of the run view for `run` (null unless run.kind is "episode").
- * Returns update(n), which shows step n.
+ * Show the episode parts of the run view for `run` (null unless run.kind is "episode"); `onSelect(n)`
+ * opens step n. Returns update(n), which shows step n.
  */
-export function mountEpisodeView(run) {
+export function mountEpisodeView(run, onSelect = () => {}) {
   if (run.kind !== "episode") return null;
   byId("run-view").classList.add("episode-mode");
-  for (const id of ["episode-result", "episode-score", "episode-board"]) byId(id).hidden = false;
+  for (const id of ["episode-result", "episode-score", "episode-board", "episode-curve"]) byId(id).hidden = false;
+  for (const id of ALERTING_PARTS) byId(id).hidden = true;
+  byId("reward-curve").closest("figure").hidden = true;
   renderFinal(run);
+  addMeta(run);
+  markStrip(run);
+  const curve = renderEpisodeCurve(run, onSelect);
+  const lanes = renderAgents(run, onSelect);
   const end = lastDoneStep(run);
   const note = byId("episode-observation-note");
 
@@ -51,6 +97,8 @@ export function mountEpisodeView(run) {
     const { observation: previous } = observationAt(run, n - 1);
     renderResult(run, n);
     renderStepScore(run, n, end);
+    curve(n);
+    lanes(n);
     note.hidden = !(env && !env.observation && from !== null);
     fill(note, note.hidden ? "" : `No new observation at this step; shown: the observation after step ${from}.`);
     renderServices(observation, previous, env);
@@ -58,5 +106,6 @@ export function mountEpisodeView(run) {
     renderAlerts(observation, env);
     renderLogs(observation);
     renderEvidence(observation, env);
+    renderContext(run, n, observation);
   };
 }

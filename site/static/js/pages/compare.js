@@ -8,6 +8,8 @@
 //   #compare-curve-svg  path#curve-a and path#curve-b (data-totals: comma-joined totals), line#diverge-line
 //   #compare-checks     tr[data-check-id][data-a][data-b] (pass|fail|na|none) for checks whose final state differs
 //   #compare-requirements tr[data-req] with td[data-side=a|b][data-q][data-s]
+//   #compare-episode    two episode runs: aligned actions, reward sums, score parts (episode-compare.js);
+//                       the checks and requirements panels are hidden then
 // Every string from a run is inserted as text (see dom.js).
 
 import { byId, el, fill, svg, clear } from "../lib/dom.js";
@@ -241,8 +243,13 @@ async function main() {
   renderMeta(byId("compare-b-meta"), b);
   const divergence = renderDivergence(a, b);
   renderCurves(a, b, divergence);
-  renderChecks(a, b, task);
-  renderRequirements(a, b, task);
+  if (a.kind === "episode" && b.kind === "episode") {
+    const { renderEpisodeCompare } = await import("../components/episode-compare.js");
+    renderEpisodeCompare(a, b);
+  } else {
+    renderChecks(a, b, task);
+    renderRequirements(a, b, task);
+  }
   document.body.dataset.ready = "1";
 }
 

@@ -152,7 +152,7 @@ function rowElement(row) {
     "tr",
     { dataset: { runId: row.run_id } },
     cell("run_id", [el("a", { href: `run.html?run=${encodeURIComponent(row.run_id)}` }, row.run_id), row.kind !== "alerting" ? [" ", el("span", { class: "tag" }, row.kind)] : null, statusBadge(el, row.status)]),
-    cell("task_id", row.task_id),
+    cell("task_id", [row.task_id, row.incident ? [" ", el("span", { class: "tag", title: "the generated incident's failure mode" }, row.incident)] : null]),
     cell("workflow", valueKey(row.workflow)),
     cell("tier", valueKey(row.tier), true),
     cell("policy", valueKey(row.policy)),

@@ -218,7 +218,7 @@ async function showWhole(modules) {
     checks,
     matrix: noop,
     inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check))),
-    episode: timed("episode", () => modules.mountEpisodeView(run)),
+    episode: timed("episode", () => modules.mountEpisodeView(run, show)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
