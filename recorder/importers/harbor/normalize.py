@@ -55,7 +55,8 @@ def _tool_calls(raw: Any, step_id: int) -> list[dict]:
             "tool_call_id": str(call.get("tool_call_id") or call.get("id")
                                 or f"step{step_id}_call{index + 1}"),
             "function_name": str(name),
-            "arguments": _arguments(call.get("arguments", function.get("arguments")))})
+            "arguments": _arguments(call.get("arguments", function.get("arguments"))),
+            **({"extra": call["extra"]} if isinstance(call.get("extra"), dict) else {})})
     return calls
 
 
