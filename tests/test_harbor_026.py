@@ -1,0 +1,221 @@
+"""Harbor 0.26 jobs: trials matched to tasks by content, everything a trial holds, ATIF 1.2-1.8.
+
+Fixtures: tests/fixtures/harbor-026/ (built once with Harbor 0.26.0's own models, see its
+SOURCE.md). The af-001 trials carry af-001's checksum of build time; the catalog regenerates
+tasks/af-*, so the tests write the live task's checksum and lock digest into a copy.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import atif
+import pytest
+from conftest import find_run
+
+from contract.files import read_json
+from contract.paths import TASKS_DIR
+from exporter.run_folders import read_run_folder
+from recorder.importers.harbor.importer import import_harbor
+from recorder.importers.harbor.task_match import content_digest, task_checksum
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HARBOR = FIXTURES / "harbor-026"
+JOB = HARBOR / "2026-01-15__09-00-00"
+ATIF_FILES = HARBOR / "atif"
+TASK = TASKS_DIR / "af-001-slo-onboarding-easy-s1"
+SOLVED, FAILED_ARTIFACT, TIMED_OUT, NEWEST = (f"af-001-slo-onboarding-easy-s1__{s}" for s in
+                                              ("tGF8vp7", "7xWcGFJ", "3hu2G4F", "eiq6BLm"))
+MULTI_STEP = "af-001-slo-onboarding-easy-s1-mu__6BTJpZB"
+
+
+def live_job(into: Path, task: Path = TASK) -> Path:
+    """A copy of the fixture job whose af-001 trials carry ``task``'s checksum and digest as
+    Harbor 0.26 computes them now (result.json ``task_checksum``, lock.json ``task.digest``)."""
+    job = into / JOB.name
+    shutil.copytree(JOB, job)
+    checksum, digest = task_checksum(task), content_digest(task)
+    for trial in job.iterdir():
+        result_path, lock_path = trial / "result.json", trial / "lock.json"
+        if not result_path.is_file():
+            continue
+        result = json.loads(result_path.read_text())
+        if result["task_name"] != TASK.name:
+            continue
+        result["task_checksum"] = checksum
+        result_path.write_text(json.dumps(result, indent=4))
+        lock = json.loads(lock_path.read_text())
+        lock["task"]["digest"] = digest
+        lock_path.write_text(json.dumps(lock, indent=4))
+    return job
+
+
+def _run(out: Path, trial: str) -> tuple[dict, dict, Path]:
+    folder = find_run(out, f"harbor__{JOB.name}__{trial}")
+    return read_json(folder / "run.json"), read_json(folder / "trajectory.json"), folder
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> tuple[Path, dict]:
+    base = tmp_path_factory.mktemp("harbor-026")
+    job = live_job(base / "jobs")
+    out = base / "runs"
+    return out, import_harbor([job, *sorted(ATIF_FILES.glob("*.trajectory.json"))], out)
+
+
+def test_checksum_and_digest_equal_what_harbor_computed_for_the_committed_task(tmp_path):
+    expected = read_json(HARBOR / "checksum-task.expected.json")
+    task = tmp_path / "renamed-task"
+    shutil.copytree(HARBOR / "checksum-task", task)
+    (task / "environment" / "empty-folder").mkdir()  # dirhash skips empty folders
+    assert task_checksum(task) == expected["task_checksum"]
+    assert content_digest(task) == expected["digest"]
+    (task / "tests" / "debug.log").write_text("excluded by tests/.harborignore: no change")
+    (task / "steps" / "one" / "tests" / "out" / "y.txt").write_text("excluded folder")
+    assert task_checksum(task) == expected["task_checksum"]
+    (task / "environment" / "draft.swp").write_text("hashed by task_checksum only")
+    assert task_checksum(task) != expected["task_checksum"]
+    assert content_digest(task) == expected["digest"]
+    (task / "tests" / "keep.log").write_text("re-included by !keep.log: both change")
+    assert content_digest(task) != expected["digest"]
+
+
+def test_unchanged_af001_trial_is_matched_by_checksum_and_regraded(imported):
+    out, _ = imported
+    run, doc, _ = _run(out, SOLVED)
+    assert run["task"]["known"] and run["harbor"]["task_match"]["how"] == "task_checksum"
+    assert run["regrade"] == {"reward": 1.0, "solved": True}
+    assert run["final"]["source"] == "regrade" and run["harbor"]["reward"] == 1.0
+    assert any("grade" in (s.get("extra") or {}) for s in doc["steps"][1:])
+
+
+def test_same_name_trial_with_changed_task_content_is_not_regraded(tmp_path):
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASK, tasks / TASK.name)
+    job = live_job(tmp_path / "jobs")  # checksums of the real af-001
+    readme = tasks / TASK.name / "instruction.md"
+    readme.write_text(readme.read_text() + "\nOne more sentence: other content, same name.\n")
+    summary = import_harbor([job / SOLVED], tmp_path / "runs", tasks_dir=tasks)
+    row = summary["imported"][0]
+    assert not row["task_known"] and row["task_match"] is None and row["regrade_reward"] is None
+    run = read_json(tmp_path / "runs" / row["run_id"] / "run.json")
+    assert run["final"]["source"] == "harbor" and run["final"]["reward"] == 1.0
+    assert run["graded"] is False and run["task"]["name"] == TASK.name
+    assert any("matches no local task" in n and f"has the name {TASK.name}" in n
+               for n in run["notes"])
+
+
+def test_job_report_counts_trials_runs_and_skipped_with_reasons(tmp_path):
+    job = live_job(tmp_path / "jobs")
+    broken = job / "af-001-slo-onboarding-easy-s1__BROKEN1"
+    broken.mkdir()
+    (broken / "result.json").write_text('{"task_name": "af-001')
+    summary = import_harbor([job], tmp_path / "runs")
+    assert (summary["trials_in"], summary["runs_out"]) == (9, 8)
+    assert [Path(s["path"]).name for s in summary["skipped"]] == [broken.name]
+    assert "result.json is not valid JSON" in summary["skipped"][0]["reason"]
+    rows = {Path(r["path"]).name: r for r in summary["imported"]}
+    assert rows[MULTI_STEP]["multi_step"] == ["recording-rules", "alerts-and-routing"]
+    assert rows[FAILED_ARTIFACT]["failed_artifacts"] == ["/app/monitoring"]
+    assert rows[TIMED_OUT]["exception"] == "AgentTimeoutError"
+    assert len(rows[SOLVED]["rewards"]) == 16 and rows[SOLVED]["rewards"]["req_routing"] == 1
+
+
+def test_a_trial_shows_its_exception_verifier_output_artifacts_and_agent_logs(imported):
+    out, _ = imported
+    run, _, _ = _run(out, TIMED_OUT)
+    harbor = run["harbor"]
+    assert harbor["exception"]["type"] == "AgentTimeoutError"
+    assert "timed out after 1800.0 seconds" in harbor["exception"]["traceback"]
+    assert "AgentTimeoutError" in harbor["exception_txt"]["text"]
+    assert "3ambench verifier: reward 0.3333" in harbor["verifier"]["stdout"]["text"]
+    assert harbor["verifier"]["files"] == ["grade.json", "reward.json", "test-stdout.txt"]
+    assert [e["status"] for e in harbor["artifacts"]["entries"]] == ["empty", "ok"]
+    assert {"path": "claude-code.txt", "kind": "file"} in harbor["agent_logs"]
+    failed, _, _ = _run(out, FAILED_ARTIFACT)
+    assert failed["harbor"]["artifacts"]["failed"] == ["/app/monitoring"]
+    assert "not a directory" in failed["harbor"]["verifier"]["stdout"]["text"]
+
+
+def test_multi_step_trial_is_one_run_with_a_section_per_step(imported):
+    out, _ = imported
+    run, doc, _ = _run(out, MULTI_STEP)
+    sections = [(s.get("extra") or {}).get("harbor_step") for s in doc["steps"]]
+    assert sections[0] == "recording-rules" and sections[-1] == "alerts-and-routing"
+    assert sections == sorted(sections, key=["recording-rules", "alerts-and-routing"].index)
+    steps = run["harbor"]["steps"]
+    assert [(s["name"], s["rewards"]["reward"]) for s in steps] == [
+        ("recording-rules", 0.3333), ("alerts-and-routing", 0.6667)]
+    assert "step alerts-and-routing" in steps[1]["verifier"]["stdout"]["text"]
+    assert run["harbor"]["reward"] == 0.5 and run["validation_errors"] == []
+    assert not run["task"]["known"]  # a derived task: its content is none of ours
+
+
+def test_atif_18_subagent_copied_context_media_and_orphans(imported):
+    out, _ = imported
+    folder = find_run(out, "atif__v1.8-field")
+    run, doc = read_json(folder / "run.json"), read_json(folder / "trajectory.json")
+    atif.Trajectory.model_validate(doc)
+    assert doc["schema_version"] == "ATIF-v1.8"
+    assert doc["extra"]["imported_from"]["schema_version"] == "ATIF-v1.8"
+    sub = doc["subagent_trajectories"][0]
+    assert sub["trajectory_id"] == "reviewer-1" and len(sub["steps"]) == 2
+    spawner = next(s for s in doc["steps"] if s.get("tool_calls")
+                   and s["tool_calls"][0]["function_name"] == "Task")
+    result = spawner["observation"]["results"][0]
+    assert result["subagent_trajectory_ref"] == [{"trajectory_id": "reviewer-1"}]
+    assert spawner["tool_calls"][0]["extra"] == {"subagent_type": "reviewer"}
+    assert result["extra"] == {"elapsed_ms": 900}
+    assert [s.get("is_copied_context") for s in doc["steps"][:3]] == [True, True, None]
+    tokens = run["harbor"]["tokens"]
+    assert tokens["main"]["prompt_tokens"] == 1200 + 1500  # not the copied 7000
+    assert tokens["main"]["copied_context_steps"] == 2
+    assert tokens["subagents"]["prompt_tokens"] == 300 and tokens["all"]["prompt_tokens"] == 3000
+    c2 = next(s for s in doc["steps"] if (s.get("tool_calls") or [{}])[0].get("tool_call_id") == "c2")
+    assert [r["content"] for r in c2["observation"]["results"]] == [
+        "Checking 'alertmanager.yml'  SUCCESS", "(second result for c2: exit 0)"]
+    orphans = [r for s in doc["steps"] for r in (s.get("observation") or {}).get("results", [])
+               if (r.get("extra") or {}).get("orphan")]
+    assert [(o["extra"]["named_call_id"], o["content"]) for o in orphans] == [
+        ("c9", "late output of a call from an earlier turn")]
+    user_obs = doc["steps"][2]["observation"]["results"]
+    assert user_obs == [{"content": "(upload receipt on a user step)"}]
+    audio = doc["steps"][2]["message"][1]
+    assert audio["source"]["path"] == "media/001-standup.wav"
+    assert (folder / "media" / "001-standup.wav").read_bytes() == (
+        ATIF_FILES / "media" / "standup.wav").read_bytes()
+
+
+def test_media_part_whose_file_is_absent_is_named_not_dropped(imported):
+    out, _ = imported
+    run, doc, folder = _run(out, NEWEST)
+    media = {m["type"]: m for m in run["harbor"]["media"]}
+    assert media["image"]["stored"] == "media/001-alertmanager.png"
+    assert (folder / "media" / "001-alertmanager.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert media["audio"]["stored"] is None and media["audio"]["path"] == "media/voice-note.wav"
+    assert "not in the job folder" in media["audio"]["problem"]
+    assert run["harbor"]["subagents"][0]["steps"] == 2
+    assert run["harbor"]["tokens"]["main"]["copied_context_steps"] == 2
+
+
+@pytest.mark.parametrize("source, version", [
+    (FIXTURES / "harbor-job" / "2026-11-29__09-00-00" / "af-001-slo-onboarding-easy-s1__Kp3mZ7c"
+     / "agent" / "trajectory.json", "ATIF-v1.2"),
+    (FIXTURES / "atif-real" / "openhands__hello-world.trajectory.json", "ATIF-v1.5"),
+    (ATIF_FILES / "v1.6-image.trajectory.json", "ATIF-v1.6"),
+    (FIXTURES / "cases" / "parallel-tool-results" / "parallel.trajectory.json", "ATIF-v1.7"),
+    (ATIF_FILES / "v1.8-field.trajectory.json", "ATIF-v1.8"),
+])
+def test_every_atif_version_imports_as_a_valid_18_run(tmp_path, source, version):
+    copy = tmp_path / "in" / source.name
+    shutil.copytree(source.parent, copy.parent)
+    summary = import_harbor([copy], tmp_path / "runs")
+    assert summary["skipped"] == [] and summary["runs_out"] == 1
+    folder = tmp_path / "runs" / summary["imported"][0]["run_id"]
+    doc = read_json(folder / "trajectory.json")
+    assert doc["schema_version"] == "ATIF-v1.8"
+    assert doc["extra"]["imported_from"]["schema_version"] == version
+    atif.Trajectory.model_validate(doc)
+    read_run_folder(folder)
