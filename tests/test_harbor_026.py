@@ -190,7 +190,7 @@ def test_atif_18_subagent_copied_context_media_and_orphans(imported):
 
 def test_media_part_whose_file_is_absent_is_named_not_dropped(imported):
     out, _ = imported
-    run, doc, folder = _run(out, NEWEST)
+    run, _, folder = _run(out, NEWEST)
     media = {m["type"]: m for m in run["harbor"]["media"]}
     assert media["image"]["stored"] == "media/001-alertmanager.png"
     assert (folder / "media" / "001-alertmanager.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
