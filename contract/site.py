@@ -36,6 +36,14 @@ class SiteStep(Strict):
     """Long texts kept in ``data/text/`` parts: ``{field: {chars, parts[]}}``."""
     orphans: list[dict[str, Any]] | None = None
     """Observation results naming no call of the step: ``[{call_id, content}]``."""
+    copied: bool | None = None
+    """ATIF ``is_copied_context``: copied in from an earlier segment (not counted in totals)."""
+    section: str | None = None
+    """A multi-step Harbor trial: the name of the trial step this step belongs to."""
+    media: list[dict[str, Any]] | None = None
+    """Image and audio parts: ``[{type, media_type, path, url, duration_sec}]`` (url null: no file)."""
+    subagents: list[str] | None = None
+    """``trajectory_id`` of each subagent a result of this step references."""
 
 
 class RunDocument(Strict):
@@ -52,6 +60,10 @@ class RunDocument(Strict):
     final: dict[str, Any] | None
     tools: dict[str, str] | None = None
     """The tool versions the run was graded with (run.json ``tools``), or null."""
+    harbor: dict[str, Any] | None = None
+    """Imported Harbor trials: the trial's facts (exporter.atif_view.HARBOR_FIELDS)."""
+    subagents: list[dict[str, Any]] | None = None
+    """Embedded ATIF subagent trajectories (exporter.atif_view.subagent_documents)."""
     steps: list[SiteStep]
 
 
@@ -69,6 +81,8 @@ class RunHead(Strict):
     error: str | None
     final: dict[str, Any] | None
     tools: dict[str, str] | None = None
+    harbor: dict[str, Any] | None = None
+    subagents: list[dict[str, Any]] | None = None
     step_count: int
     last_total: float | None
     steps: list[SiteStep]

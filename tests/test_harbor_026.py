@@ -219,3 +219,86 @@ def test_every_atif_version_imports_as_a_valid_18_run(tmp_path, source, version)
     assert doc["extra"]["imported_from"]["schema_version"] == version
     atif.Trajectory.model_validate(doc)
     read_run_folder(folder)
+
+
+@pytest.fixture(scope="module")
+def served(imported, tmp_path_factory):
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+
+    out, _ = imported
+    site = tmp_path_factory.mktemp("harbor-site")
+    export_site([out], site)
+    server, url = serve_in_background(site, port=0, host="127.0.0.1")
+    yield site, url
+    server.shutdown()
+    server.server_close()
+
+
+def _site_run(site: Path, trial: str) -> dict:
+    return read_json(next((site / "data" / "runs").glob(f"harbor__{JOB.name}__{trial}__*.json")))
+
+
+@pytest.mark.browser
+def test_viewer_opens_a_subagent_and_shows_an_image_part_and_the_trial(served, page):
+    from axe_playwright_python.sync_playwright import Axe
+
+    site, url = served
+    run = _site_run(site, NEWEST)
+    image_step = next(s["n"] for s in run["steps"] if any(m["type"] == "image" for m in s.get("media", [])))
+    page.goto(f"{url}run.html?run={run['run_id']}&step={image_step}")
+    page.wait_for_selector("body[data-ready='1']")
+    image = page.locator("#step-media img")
+    assert image.is_visible()
+    image.scroll_into_view_if_needed()  # a lazy image loads once near the viewport
+    for _ in range(50):
+        if page.evaluate("document.querySelector('#step-media img').complete"):
+            break
+        page.wait_for_timeout(100)
+    assert page.evaluate("document.querySelector('#step-media img').naturalWidth") == 8
+    assert "alertmanager.png" in page.locator("#step-media figcaption").inner_text()
+    panel = page.locator("#trial-panel")
+    assert panel.is_visible()
+    assert page.locator("#trial-rewards tr[data-reward]").count() == 16
+    assert "2 copied-context steps left out" in page.locator("#trial-tokens caption").inner_text()
+    audio_step = next(s["n"] for s in run["steps"] if any(m["type"] == "audio" for m in s.get("media", [])))
+    page.locator("#btn-first").click()
+    for _ in range(audio_step):
+        page.locator("#btn-next").click()
+    assert "voice-note.wav" in page.locator("#step-media").inner_text()
+    assert "not in the job folder" in page.locator("#step-media").inner_text()
+    assert page.locator("#step-copied").is_hidden()
+    page.locator("#btn-first").click()
+    assert page.locator("#step-copied").is_visible()
+    spawn_step = next(s["n"] for s in run["steps"] if s.get("subagents"))
+    page.locator("#btn-last").click()
+    while page.locator("#step-index").inner_text() != str(spawn_step):
+        page.locator("#btn-prev").click()
+    page.locator("#step-subagents button.subagent-open").click()
+    dialog = page.locator("#subagent-dialog")
+    assert dialog.is_visible()
+    assert run["subagents"][0]["trajectory_id"] in page.locator("#subagent-heading").inner_text()
+    assert "The burn-rate alert looks correct." in page.locator("#subagent-steps").inner_text()
+    assert page.locator("#subagent-steps li").count() == 2
+    results = Axe().run(page, options={"resultTypes": ["violations"]})
+    serious = [v["id"] for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == []
+    page.locator("#subagent-close").click()
+    assert dialog.is_hidden()
+    assert page.page_errors == []
+
+
+@pytest.mark.browser
+def test_viewer_shows_each_step_of_a_multi_step_trial_and_a_failed_artifact(served, page):
+    site, url = served
+    run = _site_run(site, MULTI_STEP)
+    page.goto(f"{url}run.html?run={run['run_id']}&step=1")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("#step-section").inner_text() == "Trial step: recording-rules"
+    assert page.locator("#trial-steps section.trial-step").count() == 2
+    assert "not re-graded" in page.locator("#trial-facts").inner_text()
+    failed = _site_run(site, FAILED_ARTIFACT)
+    page.goto(f"{url}run.html?run={failed['run_id']}&step=0")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("#trial-artifacts tr[data-status='failed'] code").inner_text() == "/app/monitoring"
+    assert page.page_errors == []
