@@ -106,12 +106,33 @@ class RunRow(Strict):
 
 
 class LeaderboardRow(Strict):
-    """Per policy: runs counted, mean reward and solved rate (6 decimals)."""
+    """Per policy: runs counted, mean reward and solved rate (6 decimals), the mean's 95% t
+    interval and pass@k averaged over the policy's tasks with several attempts
+    (exporter.attempts)."""
 
     policy: str
     runs: int
     mean_reward: float
     solved_rate: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    pass_at: dict[str, float] = Field(default_factory=dict)
+    """``{k: pass@k}`` for k = 1.. (empty when no task has two attempts)."""
+
+
+class AttemptRow(Strict):
+    """Per task and agent/model with several attempts: pass@k for k in 1..attempts (the
+    unbiased estimator) and the mean reward with its 95% t interval (exporter.attempts)."""
+
+    task_id: str
+    agent: str
+    model: str | None
+    attempts: int
+    solved: int
+    pass_at: dict[str, float]
+    mean_reward: float
+    ci_low: float | None
+    ci_high: float | None
 
 
 class TaskRow(Strict):
@@ -135,6 +156,7 @@ class SiteIndex(Strict):
     leaderboard: list[LeaderboardRow]
     leaderboard_all: list[LeaderboardRow]
     incomplete_runs: int
+    attempts: list[AttemptRow] = Field(default_factory=list)
 
 
 class HomeDocument(Strict):

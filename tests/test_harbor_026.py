@@ -302,3 +302,40 @@ def test_viewer_shows_each_step_of_a_multi_step_trial_and_a_failed_artifact(serv
     page.wait_for_selector("body[data-ready='1']")
     assert page.locator("#trial-artifacts tr[data-status='failed'] code").inner_text() == "/app/monitoring"
     assert page.page_errors == []
+
+
+# pass@k of n = 4 attempts with c solved, by hand: 1 - C(4 - c, k) / C(4, k) for k = 1..4
+PASS_AT_4 = {0: [0, 0, 0, 0], 1: [1 / 4, 1 - 3 / 6, 3 / 4, 1], 2: [1 / 2, 5 / 6, 1, 1],
+             3: [3 / 4, 1, 1, 1], 4: [1, 1, 1, 1]}
+T_3 = 3.182  # Student t, 97.5% quantile, 3 degrees of freedom
+
+
+def test_pass_at_k_and_interval_of_four_attempts_equal_a_hand_computation(served):
+    site, _ = served
+    index = read_json(site / "data" / "index.json")
+    groups = {(a["task_id"], a["agent"]): a for a in index["attempts"]}
+    af001 = groups[("af-001-slo-onboarding-easy-s1", "claude-code")]
+    runs = [r for r in index["runs"] if r["task_id"] == "af-001-slo-onboarding-easy-s1"
+            and r["run_id"].startswith("harbor__")]
+    assert af001["attempts"] == len(runs) == 4 and af001["model"] == "claude-sonnet-4-5"
+    solved = sum(r["solved"] for r in runs)
+    assert af001["solved"] == solved >= 1  # attempt 1 writes the oracle's files
+    assert [af001["pass_at"][str(k)] for k in (1, 2, 3, 4)] == pytest.approx(PASS_AT_4[solved], abs=1e-6)
+    rewards = [r["reward"] for r in runs]
+    mean = sum(rewards) / 4
+    half = T_3 * (sum((x - mean) ** 2 for x in rewards) / 3) ** 0.5 / 2
+    assert (af001["mean_reward"], af001["ci_low"], af001["ci_high"]) == pytest.approx(
+        (mean, max(0, mean - half), min(1, mean + half)), abs=1e-6)
+    multi = groups[("af-001-slo-onboarding-easy-s1-multistep", "claude-code")]
+    assert (multi["attempts"], multi["solved"]) == (4, 0)
+    assert multi["pass_at"] == {"1": 0, "2": 0, "3": 0, "4": 0}
+    # the verifier's rewards (task unknown, not re-graded): 0.5, 0.66665, 0.5, 0.66665
+    mean = (0.5 + 0.66665 + 0.5 + 0.66665) / 4
+    half = T_3 * (0.083325 * (4 / 3) ** 0.5) / 2
+    assert (multi["mean_reward"], multi["ci_low"], multi["ci_high"]) == pytest.approx(
+        (0.583325, mean - half, mean + half), abs=1e-6)
+    board = next(r for r in index["leaderboard"] if r["policy"] == "claude-code")
+    assert board["pass_at"]["1"] == pytest.approx((PASS_AT_4[solved][0] + 0) / 2, abs=1e-6)
+    home = (site / "index.html").read_text()
+    assert 'id="attempts"' in home and f"pass@1 {PASS_AT_4[solved][0] * 100:.0f}%" in home
+    assert 'data-field="interval"' in home
