@@ -19,9 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import atif
-import pydantic
-
 from contract.base import dump, parse
 from contract.errors import BadInput
 from contract.files import write_atomic, write_json
@@ -34,7 +31,7 @@ from contract.untrusted import Tree
 from recorder import run_format
 from recorder.importers.harbor.job_files import ReadBudget
 from recorder.importers.harbor.media import Media, collect_media
-from recorder.importers.harbor.normalize import normalize_steps, validation_errors
+from recorder.importers.harbor.normalize import normalize_steps, take_agent, validation_errors
 from recorder.importers.harbor.replay import Replayed, replay_steps
 from recorder.importers.harbor.subagents import nest
 from recorder.importers.harbor.task_match import TaskIndex, TaskMatch
@@ -306,13 +303,7 @@ def _trajectory_doc(trial: Trial, run_id: str, steps: list[dict], agent_name: st
            "agent": {"name": agent_name, "version": "unknown"}, "steps": steps,
            "extra": {"imported_from": {"path": str(trial.trajectory_path or trial.path),
                                        "schema_version": source.get("schema_version")}}}
-    agent = source.get("agent")
-    if isinstance(agent, dict):
-        try:
-            atif.Agent.model_validate(agent)
-            doc["agent"] = agent
-        except pydantic.ValidationError:
-            doc["extra"]["source_agent"] = agent
+    take_agent(doc, source.get("agent"))
     for key in ("final_metrics", "notes", "trajectory_id"):
         if source.get(key) is not None:
             candidate = dict(doc, **{key: source[key]})
@@ -334,6 +325,7 @@ def _row(summary: dict, trial: Trial, *, unchanged: bool, replaced: str | None) 
             "lossy_steps": len(summary.get("lossy_steps") or []),
             "harbor_reward": harbor.get("reward"), "rewards": harbor.get("rewards"),
             "task_match": (harbor.get("task_match") or {}).get("how"),
+            "task_note": (harbor.get("task_match") or {}).get("note"),
             "exception": (harbor.get("exception") or {}).get("type"),
             "multi_step": [s["name"] for s in harbor.get("steps") or []],
             "failed_artifacts": sorted({a for part in [harbor, *(harbor.get("steps") or [])]
@@ -349,7 +341,7 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
     Returns (and writes atomically to ``<out>/harbor-import.json``)::
 
         {version, trials_in, runs_out,
-         imported: [{run_id, path, task_id, task_known, task_match, replay, lossy_steps,
+         imported: [{run_id, path, task_id, task_known, task_match, task_note, replay, lossy_steps,
                      harbor_reward, regrade_reward, rewards, exception, multi_step,
                      failed_artifacts, validation_errors, unchanged}],
          skipped: [{path, reason}]}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from contract.untrusted import UnsafeInput
 from recorder.importers.harbor.job_files import JobFiles
 from recorder.importers.harbor.subagents import walk
+from recorder.importers.harbor.trials import join_inside
 
 MEDIA_CAP = 8 * 1024 * 1024
 """Largest media file copied into a run (bytes)."""
@@ -45,19 +46,9 @@ def _parts(step: dict) -> list[dict]:
 def _inside(base: str, path: str) -> str | None:
     """``path`` joined to ``base`` (both relative to the trial folder), or None when it is a
     URL, absolute, or leaves the trial folder."""
-    if "://" in path or path.startswith("/") or "\0" in path:
+    if "://" in path:
         return None
-    parts = [p for p in base.split("/") if p]
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts) or None
+    return join_inside(f"{base}/_" if base else "_", path)
 
 
 def _copy(files: JobFiles, rel: str, media: Media) -> tuple[str | None, str | None]:

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import atif
-import pydantic
-
-from recorder.importers.harbor.normalize import normalize_steps, validation_errors
+from recorder.importers.harbor.normalize import normalize_steps, take_agent, validation_errors
 
 MAX_DEPTH = 8
 """Nesting levels of subagents kept as trajectories (deeper ones are kept as they came)."""
@@ -30,13 +27,7 @@ def _one(raw: dict, index: int, depth: int, refused: list[dict]) -> dict | None:
                            "steps": normalize_steps(raw)}
     if isinstance(raw.get("session_id"), str):
         doc["session_id"] = raw["session_id"]
-    agent = raw.get("agent")
-    if isinstance(agent, dict):
-        try:
-            atif.Agent.model_validate(agent)
-            doc["agent"] = agent
-        except pydantic.ValidationError:
-            doc["extra"] = {"source_agent": agent}
+    take_agent(doc, raw.get("agent"))
     if isinstance(raw.get("final_metrics"), dict):
         candidate = dict(doc, final_metrics=raw["final_metrics"])
         doc = candidate if not validation_errors(candidate) else doc

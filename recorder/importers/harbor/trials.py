@@ -155,7 +155,7 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
     current, current_name, notes = doc, name, []
     while isinstance(current.get("continued_trajectory_ref"), str):
         ref = current["continued_trajectory_ref"]
-        joined = _join_inside(files.rel(current_name), ref)
+        joined = join_inside(files.rel(current_name), ref)
         if joined is None:
             notes.append(f"continued_trajectory_ref {ref!r} leaves the job folder: not followed")
             break
@@ -181,7 +181,7 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
     return doc, None
 
 
-def _join_inside(referrer: str, ref: str) -> str | None:
+def join_inside(referrer: str, ref: str) -> str | None:
     """``ref`` joined to the folder of ``referrer`` (both relative to the root), or None when
     the result would leave the root or ``ref`` is absolute."""
     if ref.startswith("/") or "\0" in ref:
