@@ -19,7 +19,8 @@ export function subagentButtons(run, ids) {
     find(run, id) ? `Open subagent ${id}` : `Subagent ${id} (not in this file)`));
 }
 
-function wire(run, container) {
+/** Wire the subagent buttons inside `container` to open their subagent. */
+export function wireSubagentButtons(run, container) {
   for (const button of container.querySelectorAll("button.subagent-open")) {
     button.addEventListener("click", () => openSubagent(run, button.dataset.trajectoryId));
   }
@@ -49,7 +50,7 @@ export function openSubagent(run, id, fromTrail = false) {
     ` \u00b7 ${sub.steps.length} step${sub.steps.length === 1 ? "" : "s"}`);
   const list = clear(byId("subagent-steps"));
   list.append(...sub.steps.map((step) => renderStep(run, step)));
-  wire(run, list);
+  wireSubagentButtons(run, list);
   const back = byId("subagent-back");
   back.hidden = !sub.parent;
   back.dataset.target = sub.parent || "";
@@ -70,4 +71,3 @@ export function installSubagentDialog(run) {
   });
 }
 
-export { wire as wireSubagentButtons };
