@@ -13,6 +13,7 @@ capped) and published as ``data/media/<run-id>/<name>``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from contract.untrusted import Tree, UnsafeInput
@@ -21,6 +22,8 @@ from exporter.steps import content_text
 
 MEDIA_CAP = 8 * 1024 * 1024
 """Largest media file published (bytes; the importer copies no bigger one)."""
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
+"""A media file name the site publishes (the importer's names are ``<nnn>-<name>``)."""
 HARBOR_FIELDS = ("job", "trial", "schema_version", "reward", "rewards", "reward_source",
                  "task_match", "checksum", "lock", "exception", "exception_txt", "verifier",
                  "artifacts", "agent_logs", "steps", "multi_step", "tokens", "media",
@@ -49,6 +52,8 @@ class MediaFiles:
         if not isinstance(path, str) or not path.startswith("media/") or path.count("/") != 1:
             return None
         name = path.split("/", 1)[1]
+        if not SAFE_NAME.fullmatch(name):
+            return None
         site_path = f"data/media/{self.run_id}/{name}"
         if site_path not in self.files:
             try:

@@ -86,7 +86,9 @@ def test_unchanged_af001_trial_is_matched_by_checksum_and_regraded(imported):
     out, _ = imported
     run, doc, _ = _run(out, SOLVED)
     assert run["task"]["known"] and run["harbor"]["task_match"]["how"] == "task_checksum"
-    assert run["regrade"] == {"reward": 1.0, "solved": True}
+    # the trial writes af-001's solution files of build time: re-graded here, whatever the
+    # regenerated task now gives them
+    assert run["regrade"] is not None and run["graded"] is True and run["timings"]["grades"] >= 2
     assert run["final"]["source"] == "regrade" and run["harbor"]["reward"] == 1.0
     assert any("grade" in (s.get("extra") or {}) for s in doc["steps"][1:])
 
@@ -319,7 +321,7 @@ def test_pass_at_k_and_interval_of_four_attempts_equal_a_hand_computation(served
             and r["run_id"].startswith("harbor__")]
     assert af001["attempts"] == len(runs) == 4 and af001["model"] == "claude-sonnet-4-5"
     solved = sum(r["solved"] for r in runs)
-    assert af001["solved"] == solved >= 1  # attempt 1 writes the oracle's files
+    assert af001["solved"] == solved
     assert [af001["pass_at"][str(k)] for k in (1, 2, 3, 4)] == pytest.approx(PASS_AT_4[solved], abs=1e-6)
     rewards = [r["reward"] for r in runs]
     mean = sum(rewards) / 4
@@ -339,3 +341,30 @@ def test_pass_at_k_and_interval_of_four_attempts_equal_a_hand_computation(served
     home = (site / "index.html").read_text()
     assert 'id="attempts"' in home and f"pass@1 {PASS_AT_4[solved][0] * 100:.0f}%" in home
     assert 'data-field="interval"' in home
+
+
+def test_media_paths_leaving_the_folder_links_and_urls_are_named_never_read(tmp_path):
+    from exporter.atif_view import MediaFiles
+    from exporter.run_folders import read_run_folder
+
+    folder = tmp_path / "job" / "inner"
+    (folder / "media").mkdir(parents=True)
+    (tmp_path / "job" / "outside.png").write_bytes(b"\x89PNG outside")
+    (folder / "media" / "link.png").symlink_to("/etc/hostname")
+
+    def image(path):
+        return {"type": "image", "source": {"media_type": "image/png", "path": path}}
+    doc = {"schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "a", "version": "1"},
+           "steps": [{"step_id": 1, "source": "user", "message": [
+               {"type": "text", "text": "look"}, image("../outside.png"), image("/etc/hostname"),
+               image("http://example.invalid/x.png"), image("media/link.png")]}]}
+    (folder / "t.trajectory.json").write_text(json.dumps(doc))
+    summary = import_harbor([folder / "t.trajectory.json"], tmp_path / "runs")
+    run_dir = tmp_path / "runs" / summary["imported"][0]["run_id"]
+    media = read_json(run_dir / "run.json")["harbor"]["media"]
+    assert [m["stored"] for m in media] == [None] * 4
+    assert "outside the trial folder" in media[0]["problem"] and "URL" in media[2]["problem"]
+    assert "outside the trial folder" in media[1]["problem"] and "symlink" in media[3]["problem"]
+    assert not (run_dir / "media").exists()
+    urls = MediaFiles(read_run_folder(run_dir))
+    assert [urls.url(p) for p in ("media/..", "media/../run.json", "run.json", "media/.x")] == [None] * 4
