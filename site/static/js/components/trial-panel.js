@@ -11,10 +11,11 @@ import { byId, clear, el } from "../lib/dom.js";
 function rewardsTable(rewards, caption) {
   const names = Object.keys(rewards || {});
   if (names.length === 0) return el("p", { class: "muted" }, "No reward recorded.");
-  return el("table", { class: "data-table trial-rewards" }, el("caption", null, caption),
+  const headline = Object.hasOwn(rewards, "reward") ? `: reward ${rewards.reward}` : "";
+  return el("details", { class: "trial-rewards-box" }, el("summary", null, `${caption} (${names.length})${headline}`), el("table", { class: "data-table trial-rewards" }, el("caption", null, caption),
     el("thead", null, el("tr", null, el("th", { scope: "col" }, "Reward"), el("th", { scope: "col", class: "num" }, "Value"))),
     el("tbody", null, names.map((name) => el("tr", { dataset: { reward: name } },
-      el("th", { scope: "row" }, name), el("td", { class: "num" }, String(rewards[name]))))));
+      el("th", { scope: "row" }, name), el("td", { class: "num" }, String(rewards[name])))))));
 }
 
 function exceptionBlock(exception, text) {
