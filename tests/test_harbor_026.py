@@ -368,3 +368,29 @@ def test_media_paths_leaving_the_folder_links_and_urls_are_named_never_read(tmp_
     assert not (run_dir / "media").exists()
     urls = MediaFiles(read_run_folder(run_dir))
     assert [urls.url(p) for p in ("media/..", "media/../run.json", "run.json", "media/.x")] == [None] * 4
+
+
+def test_copied_context_of_a_continuation_file_is_shown_but_not_replayed_twice(tmp_path):
+    def bash(step_id, command, **more):
+        return {"step_id": step_id, "source": "agent", "message": "", **more,
+                "tool_calls": [{"tool_call_id": f"c{step_id}", "function_name": "Bash",
+                                "arguments": {"command": command}}]}
+    head = {"schema_version": "ATIF-v1.5", "session_id": "s", "agent": {"name": "a", "version": "1"},
+            "continued_trajectory_ref": "trajectory.cont-1.json",
+            "steps": [{"step_id": 1, "source": "user", "message": "go"},
+                      bash(2, "echo a > /app/monitoring/notes.txt"),
+                      bash(3, "echo a2 >> /app/monitoring/notes.txt")]}
+    cont = {"schema_version": "ATIF-v1.5", "session_id": "s", "agent": {"name": "a", "version": "1"},
+            "steps": [{"step_id": 1, "source": "user", "message": "go", "is_copied_context": True},
+                      bash(2, "echo a2 >> /app/monitoring/notes.txt", is_copied_context=True),
+                      bash(3, "echo b >> /app/monitoring/notes.txt")]}
+    trial = tmp_path / "job" / "some-task__abc1234"
+    (trial / "agent").mkdir(parents=True)
+    (trial / "agent" / "trajectory.json").write_text(json.dumps(head))
+    (trial / "agent" / "trajectory.cont-1.json").write_text(json.dumps(cont))
+    summary = import_harbor([trial], tmp_path / "runs")
+    doc = read_json(tmp_path / "runs" / summary["imported"][0]["run_id"] / "trajectory.json")
+    assert [bool(s.get("is_copied_context")) for s in doc["steps"]] == [
+        False, False, False, True, True, False]
+    edits = [e for s in doc["steps"] for e in (s.get("extra") or {}).get("edits", [])]
+    assert [e["content"] for e in edits] == ["a\n", "a\na2\n", "a\na2\nb\n"]

@@ -175,10 +175,19 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
         if not isinstance(current, dict) or not isinstance(current.get("steps"), list):
             break
         current_name = joined[len(files.prefix) + 1:] if files.prefix else joined
-        doc = dict(doc, steps=doc["steps"] + current["steps"])
+        doc = dict(doc, steps=doc["steps"] + [_continued(s, ref) for s in current["steps"]])
     if notes:
         doc = dict(doc, _import_notes=notes)
     return doc, None
+
+
+def _continued(step: object, ref: str) -> object:
+    """A step of a continuation file; a copied-context one (already in the file it continues)
+    is marked ``extra.copied_from_continuation`` so that its calls are not replayed twice."""
+    if not isinstance(step, dict) or not step.get("is_copied_context"):
+        return step
+    extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
+    return dict(step, extra=dict(extra, copied_from_continuation=ref))
 
 
 def join_inside(referrer: str, ref: str) -> str | None:
