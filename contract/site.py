@@ -39,6 +39,14 @@ class SiteStep(Strict):
     llm: dict[str, Any] | None = None
     """A model's step: model, tokens, finish reason, reply quirks and raw reply
     (exporter/llm_turns.py ``llm_part``)."""
+    copied: bool | None = None
+    """ATIF ``is_copied_context``: copied in from an earlier segment (not counted in totals)."""
+    section: str | None = None
+    """A multi-step Harbor trial: the name of the trial step this step belongs to."""
+    media: list[dict[str, Any]] | None = None
+    """Image and audio parts: ``[{type, media_type, path, url, duration_sec}]`` (url null: no file)."""
+    subagents: list[str] | None = None
+    """``trajectory_id`` of each subagent a result of this step references."""
 
 
 class RunDocument(Strict):
@@ -58,6 +66,10 @@ class RunDocument(Strict):
     llm: dict[str, Any] | None = None
     """Model runs: the endpoint as it described itself and the token totals
     (exporter/llm_turns.py ``run_llm_block``), or null."""
+    harbor: dict[str, Any] | None = None
+    """Imported Harbor trials: the trial's facts (exporter.atif_view.HARBOR_FIELDS)."""
+    subagents: list[dict[str, Any]] | None = None
+    """Embedded ATIF subagent trajectories (exporter.atif_view.subagent_documents)."""
     steps: list[SiteStep]
 
 
@@ -76,6 +88,8 @@ class RunHead(Strict):
     final: dict[str, Any] | None
     tools: dict[str, str] | None = None
     llm: dict[str, Any] | None = None
+    harbor: dict[str, Any] | None = None
+    subagents: list[dict[str, Any]] | None = None
     step_count: int
     last_total: float | None
     steps: list[SiteStep]
@@ -101,12 +115,33 @@ class RunRow(Strict):
 
 
 class LeaderboardRow(Strict):
-    """Per policy: runs counted, mean reward and solved rate (6 decimals)."""
+    """Per policy: runs counted, mean reward and solved rate (6 decimals), the mean's 95% t
+    interval and pass@k averaged over the policy's tasks with several attempts
+    (exporter.attempts)."""
 
     policy: str
     runs: int
     mean_reward: float
     solved_rate: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    pass_at: dict[str, float] = Field(default_factory=dict)
+    """``{k: pass@k}`` for k = 1.. (empty when no task has two attempts)."""
+
+
+class AttemptRow(Strict):
+    """Per task and agent/model with several attempts: pass@k for k in 1..attempts (the
+    unbiased estimator) and the mean reward with its 95% t interval (exporter.attempts)."""
+
+    task_id: str
+    agent: str
+    model: str | None
+    attempts: int
+    solved: int
+    pass_at: dict[str, float]
+    mean_reward: float
+    ci_low: float | None
+    ci_high: float | None
 
 
 class TaskRow(Strict):
@@ -130,6 +165,7 @@ class SiteIndex(Strict):
     leaderboard: list[LeaderboardRow]
     leaderboard_all: list[LeaderboardRow]
     incomplete_runs: int
+    attempts: list[AttemptRow] = Field(default_factory=list)
 
 
 class HomeDocument(Strict):

@@ -13,6 +13,7 @@ from contract.files import dump_json
 from contract.paths import SITE_DIR
 from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from contract.task_roots import TaskIndex
+from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
 from exporter.gallery_checks import build_check_gallery
 from exporter.gallery_episodes import build_outcome_gallery, build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
@@ -115,8 +116,11 @@ def build_site_files(
             tasks[task.id] = task
         redacted_runs.append(run)
         steps = build_steps(run, task)
+        media = MediaFiles(run)
+        attach_atif_parts(steps, run, media)
         search.add_run(number, steps)
-        document = _add_run_files(files, run, steps)
+        document = _add_run_files(files, run, steps, _atif_fields(run, media))
+        files.update(media.files)
         summary = run_summary(document, task)
         agent = run.run.get("agent")
         summary["agent"] = agent.get("name") if isinstance(agent, dict) else None
@@ -160,14 +164,22 @@ class _Renaming:
         return run, self._tasks[id(task)]
 
 
-def _add_run_files(files: dict[str, bytes], run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """Add a run's data file, its head and its long texts to ``files``; return its run document.
+def _atif_fields(run: RunFolder, media: MediaFiles) -> dict[str, Any]:
+    """The run document's ``harbor`` and ``subagents`` (exporter.atif_view), when it has them."""
+    fields = {"harbor": harbor_view(run), "subagents": subagent_documents(run, media)}
+    return {key: value for key, value in fields.items() if value}
+
+
+def _add_run_files(files: dict[str, bytes], run: RunFolder, steps: list[dict[str, Any]],
+                   extra_fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Add a run's data file, its head and its long texts to ``files``; return its run document
+    (with ``extra_fields`` added: :func:`_atif_fields`).
 
     Raises:
         BadInput: the run's data file would be over :data:`MAX_FILE_BYTES` (names its trajectory.json).
     """
     stored_steps, text_files = externalize_long_texts(run.run_id, delta_failed(steps))
-    document = _checked(RunDocument, run_document(run, stored_steps))
+    document = _checked(RunDocument, {**run_document(run, stored_steps), **(extra_fields or {})})
     data = _json_bytes(document)
     if len(data) > MAX_FILE_BYTES:
         raise BadInput(

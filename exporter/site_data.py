@@ -7,6 +7,7 @@ from typing import Any
 
 from contract.version import __version__
 from exporter.llm_turns import run_llm_block
+from exporter.attempts import attempt_rows, policy_attempts
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
 
@@ -168,7 +169,8 @@ def home_document(
 
 
 def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) -> list[dict[str, Any]]:
-    """Per policy ``{policy, runs, mean_reward, solved_rate}`` (6 decimals), best mean first.
+    """Per policy ``{policy, runs, mean_reward, solved_rate, ci_low, ci_high, pass_at}`` (6
+    decimals), best mean first; the interval and pass@k are :func:`exporter.attempts.policy_attempts`'s.
 
     Only complete runs count unless ``complete_only`` is False (a failed or interrupted run's
     reward is where it stopped, not a result). Ties are broken by policy name; a missing policy
@@ -179,12 +181,14 @@ def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) 
         if complete_only and summary.get("status", "complete") != "complete":
             continue
         by_policy[str(summary["policy"] or "unknown")].append(summary)
+    attempts = attempt_rows(summaries)
     rows = [
         {
             "policy": policy,
             "runs": len(rows),
             "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 6),
             "solved_rate": round(sum(1 for r in rows if r["solved"]) / len(rows), 6),
+            **policy_attempts(rows, attempts, policy),
         }
         for policy, rows in by_policy.items()
     ]
@@ -193,8 +197,8 @@ def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) 
 
 def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) -> dict[str, Any]:
     """``data/index.json``: ``{version, generated_by, tasks[], runs[], leaderboard[],
-    leaderboard_all[], incomplete_runs}`` (``leaderboard`` counts complete runs only,
-    ``leaderboard_all`` every run).
+    leaderboard_all[], incomplete_runs, attempts[]}`` (``leaderboard`` counts complete runs
+    only, ``leaderboard_all`` every run; ``attempts``: :func:`exporter.attempts.attempt_rows`).
 
     ``tasks[]`` rows are ``{id, workflow, tier, title, runs}`` sorted by id; ``runs[]`` are
     :func:`run_summary` rows sorted by run_id.
@@ -219,4 +223,5 @@ def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) 
         "leaderboard": leaderboard(summaries),
         "leaderboard_all": leaderboard(summaries, complete_only=False),
         "incomplete_runs": sum(1 for s in summaries if s.get("status", "complete") != "complete"),
+        "attempts": attempt_rows(summaries),
     }

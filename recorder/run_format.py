@@ -15,7 +15,8 @@ import pydantic
 from contract.run import Final
 from contract.version import __version__
 
-SCHEMA_VERSION = "ATIF-v1.6"
+SCHEMA_VERSION = "ATIF-v1.8"
+"""The newest ATIF version the ``atif`` package (1.8.0) validates; every run we write uses it."""
 AGENT_NAME = "alertforge-reference"
 
 

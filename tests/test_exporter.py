@@ -107,7 +107,7 @@ def test_export_writes_the_contract_files(exported):
 def test_index_matches_contract_and_run_files(exported):
     index = load(exported / "data" / "index.json")
     assert set(index) == {"version", "generated_by", "tasks", "runs", "leaderboard",
-                          "leaderboard_all", "incomplete_runs"}
+                          "leaderboard_all", "incomplete_runs", "attempts"}
     assert index["incomplete_runs"] == 0 and index["leaderboard_all"] == index["leaderboard"]
     assert [row["run_id"] for row in index["runs"]] == RUN_IDS
     for row in index["runs"]:
@@ -138,6 +138,9 @@ def test_index_matches_contract_and_run_files(exported):
         "runs": 1,
         "mean_reward": 1.0,
         "solved_rate": 1.0,
+        "ci_low": None,  # one run: no interval
+        "ci_high": None,
+        "pass_at": {},  # no task with two attempts
     }
     assert by_policy["partial"]["mean_reward"] == 0.126
     assert index["leaderboard"][0]["policy"] == "oracle"

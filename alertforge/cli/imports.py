@@ -48,7 +48,14 @@ def import_harbor_command(args: argparse.Namespace) -> int:
     for row in summary["imported"]:
         rewards = f"harbor {row['harbor_reward']}, regrade {row['regrade_reward']}"
         lossy = f", {row['lossy_steps']} lossy step(s)" if row["lossy_steps"] else ""
-        print(f"{row['run_id']}: {row['replay']}{lossy} ({rewards})")
+        steps = f", steps {'+'.join(row['multi_step'])}" if row.get("multi_step") else ""
+        print(f"{row['run_id']}: {row['replay']}{lossy} ({rewards}{steps})")
+        if row.get("task_note"):
+            _warn(row["path"], row["task_note"])
+        if row.get("exception"):
+            _warn(row["path"], f"the trial recorded {row['exception']} (see run.json harbor.exception)")
+        if row.get("failed_artifacts"):
+            _warn(row["path"], f"artifacts Harbor failed to collect: {', '.join(row['failed_artifacts'])}")
         if row["replay"] == "terminal-only":
             _warn(row["path"], f"imported terminal-only (rewards only): {_terminal_reason(out, row)}")
         if row["validation_errors"]:
@@ -56,7 +63,8 @@ def import_harbor_command(args: argparse.Namespace) -> int:
                   "error(s), imported anyway; see run.json validation_errors)")
     for item in summary["skipped"]:
         print(f"alertforge: import-harbor: skipped {item['path']}: {item['reason']}", file=sys.stderr)
-    print(f"{len(summary['imported'])} runs in {args.out}, {len(summary['skipped'])} skipped "
+    print(f"{summary['trials_in']} trials in: {len(summary['imported'])} runs in {args.out}, "
+          f"{len(summary['skipped'])} skipped "
           f"(listed in {out / SUMMARY_FILE})")
     return 0
 

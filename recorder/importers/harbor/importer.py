@@ -19,12 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import atif
-import pydantic
-
 from contract.base import dump, parse
 from contract.errors import BadInput
-from contract.files import write_json
+from contract.files import write_atomic, write_json
 from contract.ids import slug_id
 from contract.paths import TASKS_DIR, task_dirs
 from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
@@ -33,8 +30,12 @@ from contract.task_roots import task_fingerprint, task_id_of
 from contract.untrusted import Tree
 from recorder import run_format
 from recorder.importers.harbor.job_files import ReadBudget
-from recorder.importers.harbor.normalize import normalize_steps, validation_errors
+from recorder.importers.harbor.media import Media, collect_media
+from recorder.importers.harbor.normalize import normalize_steps, take_agent, validation_errors
 from recorder.importers.harbor.replay import Replayed, replay_steps
+from recorder.importers.harbor.subagents import nest
+from recorder.importers.harbor.task_match import TaskIndex, TaskMatch
+from recorder.importers.harbor.token_totals import token_totals
 from recorder.importers.harbor.trials import Trial, find_trials, harbor_reward, read_trial
 from recorder.run_store import RunStore, make_identity, new_summary
 
@@ -42,12 +43,18 @@ SUMMARY_FILE = "harbor-import.json"
 IMPORT_VERSION = 1
 
 
-def _task_index(tasks_dir: Path | None) -> dict[str, Path]:
+def _task_index(tasks_dir: Path | None) -> TaskIndex:
     index = {}
     for folder in task_dirs(tasks_dir or TASKS_DIR):
         index[folder.name] = folder
         index[task_id_of(folder)] = folder
-    return index
+    return TaskIndex(index)
+
+
+def _match(trial: Trial, names: list[str], tasks: TaskIndex) -> TaskMatch:
+    """The local task of ``trial`` by content (docs: recorder.importers.harbor.task_match)."""
+    lock = trial.parts.get("lock") or {}
+    return tasks.match(names, trial.parts.get("checksum"), lock.get("digest"))
 
 
 def _obj(value: Any) -> dict:
@@ -135,8 +142,8 @@ def _task(trial: Trial, names: list[str], task_dir: Path | None, task_fp: str | 
     return TaskFacts(meta, requirements, checks)
 
 
-def _steps(trial: Trial, task: TaskFacts, task_dir: Path | None,
-           names: list[str]) -> tuple[list[dict], str, list[str]]:
+def _steps(trial: Trial, task: TaskFacts, task_dir: Path | None, names: list[str],
+           match: TaskMatch) -> tuple[list[dict], str, list[str]]:
     """``(steps, replay label, notes)``: the normalized steps, led by a user step holding the
     task's instruction when the trajectory starts with the agent, or that one step alone
     when there is no trajectory (then ``terminal-only``). Clears an empty trajectory."""
@@ -144,8 +151,8 @@ def _steps(trial: Trial, task: TaskFacts, task_dir: Path | None,
     instruction = Tree(task_dir).read_text("instruction.md", errors="replace") if task_dir else None
     task.instruction = instruction
     replay = "terminal-only" if not steps else "exact"
-    notes = list(trial.notes)
-    if not task_dir:
+    notes = list(trial.notes) + ([match.note] if match.note else [])
+    if not task_dir and not match.note:
         notes.append(f"task not found under the tasks folder (tried {', '.join(names) or 'no name'})"
                      ": steps not graded")
     if trial.trajectory is not None and not steps:
@@ -180,11 +187,12 @@ def _final(trial: Trial, steps: list[dict], replay: str) -> tuple[Final | None, 
     return None, None
 
 
-def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
+def import_trial(trial: Trial, out: Path, tasks: TaskIndex, *, grade: bool = True) -> dict:
     """Write the run of one readable trial; returns its summary row (see :func:`import_harbor`).
 
     A run already imported from the same trial files and task is left as it is
     (``unchanged``); one whose files or task changed is imported again (``replaced``).
+    ``grade`` False: the steps are not re-graded (a trial whose task cannot be graded here).
 
     Raises:
         run_format.InvalidTrajectory: the normalized trajectory still fails ATIF validation.
@@ -192,7 +200,11 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
     """
     started = time.perf_counter()
     names = _task_names(trial)
-    task_dir = next((tasks[n] for n in names if n in tasks), None)
+    match = _match(trial, names, tasks)
+    if not grade and match.task_dir is not None:
+        match = TaskMatch(None, None, f"{match.task_dir.name} could not be graded here: "
+                          "imported without re-grading")
+    task_dir = match.task_dir
     agent = _agent(trial)
     readable, source, identity = _store(trial)
     task_fp = task_fingerprint(task_dir) if task_dir else None
@@ -209,23 +221,31 @@ def import_trial(trial: Trial, out: Path, tasks: dict[str, Path]) -> dict:
     if opened.state == "unchanged":
         return _row(dump(opened.summary), trial, unchanged=True, replaced=None)
     task = _task(trial, names, task_dir, task_fp)
-    errors = validation_errors(trial.trajectory) if trial.trajectory is not None else []
-    steps, replay, notes = _steps(trial, task, task_dir, names)
+    errors = trial.validation_errors if trial.validation_errors is not None else (
+        validation_errors(trial.trajectory) if trial.trajectory is not None else [])
+    steps, replay, notes = _steps(trial, task, task_dir, names, match)
     replayed = replay_steps(steps, task_dir, replay, trial.trajectory is not None)
     notes += replayed.notes
     final, regrade = _final(trial, steps, replayed.replay)
-    doc = _trajectory_doc(trial, store.run_id, steps, agent.name)
+    refused: list[dict] = []
+    doc = _trajectory_doc(trial, store.run_id, steps, agent.name, refused)
+    media = collect_media(doc, trial.files, trial.trajectory_base)
+    run_format.validate(doc)
     summary = _summary(store, trial, source, agent, task, steps, final, regrade, replayed,
                        notes=notes, errors=errors, legacy_id=readable,
-                       wall_s=round(time.perf_counter() - started, 3))
+                       wall_s=round(time.perf_counter() - started, 3),
+                       nested=_nested_facts(doc, media, refused, match))
+    _write_media(store.dir, media)
     store.write_whole(summary, doc)
     return _row(dump(summary), trial, unchanged=False, replaced=opened.replaced)
 
 
 def _summary(store: RunStore, trial: Trial, source: str, agent: AgentFacts, task: TaskFacts,
              steps: list[dict], final: Final | None, regrade: dict | None, replayed: Replayed, *,
-             notes: list[str], errors: list[str], legacy_id: str, wall_s: float):
-    """The run's run.json (a RunSummary), with Harbor's own facts under ``harbor``."""
+             notes: list[str], errors: list[str], legacy_id: str, wall_s: float, nested: dict):
+    """The run's run.json (a RunSummary), with Harbor's own facts under ``harbor``: the
+    trial's parts (:func:`~recorder.importers.harbor.trial_parts.trial_parts`) and
+    ``nested`` (:func:`_nested_facts`)."""
     result = _obj(trial.result)
     return new_summary(
         store, status="complete", source=source, kind="alerting", task=TaskRef(**task.meta),
@@ -243,7 +263,25 @@ def _summary(store: RunStore, trial: Trial, source: str, agent: AgentFacts, task
                 "schema_version": (trial.trajectory or {}).get("schema_version"),
                 "reward": harbor_reward(trial.rewards), "rewards": trial.rewards,
                 "reward_source": trial.reward_source,
-                "agent_result": result.get("agent_result"), "fingerprint": trial.fingerprint})
+                "agent_result": result.get("agent_result"), "fingerprint": trial.fingerprint,
+                **trial.parts, **nested})
+
+
+def _nested_facts(doc: dict, media: Media, refused: list[dict], match: TaskMatch) -> dict:
+    """``{task_match: {how, note}, tokens, media, subagents: [{trajectory_id, steps}],
+    refused_subagents: [{trajectory_id, reason}]}`` for the run's ``harbor`` block."""
+    return {"task_match": {"how": match.how, "note": match.note},
+            "tokens": token_totals(doc), "media": media.listed,
+            "subagents": [{"trajectory_id": s["trajectory_id"], "steps": len(s["steps"])}
+                          for s in doc.get("subagent_trajectories") or []],
+            "refused_subagents": [{"trajectory_id": r["trajectory_id"], "reason": r["reason"]}
+                                  for r in refused]}
+
+
+def _write_media(run_dir: Path, media: Media) -> None:
+    """The media files of the run into ``<run>/media/`` (each atomically)."""
+    for name, data in media.files.items():
+        write_atomic(run_dir / "media" / name, data)
 
 
 def _exception(result: dict) -> str | None:
@@ -253,26 +291,29 @@ def _exception(result: dict) -> str | None:
     return None
 
 
-def _trajectory_doc(trial: Trial, run_id: str, steps: list[dict], agent_name: str) -> dict:
-    """The run's ATIF document: the original agent block and metrics when they validate."""
+def _trajectory_doc(trial: Trial, run_id: str, steps: list[dict], agent_name: str,
+                    refused: list[dict]) -> dict:
+    """The run's ATIF document (the newest version the ``atif`` package validates): the
+    original agent block and metrics when they validate, and the embedded subagents nested
+    (:func:`~recorder.importers.harbor.subagents.nest`; one that cannot be made valid goes
+    to ``refused`` and ``extra.source_subagents``)."""
     source = trial.trajectory or {}
     doc = {"schema_version": run_format.SCHEMA_VERSION,
            "session_id": str(source.get("session_id") or run_id),
            "agent": {"name": agent_name, "version": "unknown"}, "steps": steps,
            "extra": {"imported_from": {"path": str(trial.trajectory_path or trial.path),
                                        "schema_version": source.get("schema_version")}}}
-    agent = source.get("agent")
-    if isinstance(agent, dict):
-        try:
-            atif.Agent.model_validate(agent)
-            doc["agent"] = agent
-        except pydantic.ValidationError:
-            doc["extra"]["source_agent"] = agent
-    for key in ("final_metrics", "notes"):
+    take_agent(doc, source.get("agent"))
+    for key in ("final_metrics", "notes", "trajectory_id"):
         if source.get(key) is not None:
             candidate = dict(doc, **{key: source[key]})
             if not validation_errors(candidate):
                 doc = candidate
+    subagents = nest(source, 0, refused)
+    if subagents:
+        doc["subagent_trajectories"] = subagents
+    if refused:
+        doc["extra"]["source_subagents"] = refused
     run_format.validate(doc)
     return doc
 
@@ -282,7 +323,13 @@ def _row(summary: dict, trial: Trial, *, unchanged: bool, replaced: str | None) 
     return {"run_id": summary["run_id"], "path": str(trial.path), "task_id": summary["task"]["id"],
             "task_known": summary["task"].get("known", False), "replay": summary.get("replay"),
             "lossy_steps": len(summary.get("lossy_steps") or []),
-            "harbor_reward": harbor.get("reward"),
+            "harbor_reward": harbor.get("reward"), "rewards": harbor.get("rewards"),
+            "task_match": (harbor.get("task_match") or {}).get("how"),
+            "task_note": (harbor.get("task_match") or {}).get("note"),
+            "exception": (harbor.get("exception") or {}).get("type"),
+            "multi_step": [s["name"] for s in harbor.get("steps") or []],
+            "failed_artifacts": sorted({a for part in [harbor, *(harbor.get("steps") or [])]
+                                        for a in (part.get("artifacts") or {}).get("failed", [])}),
             "regrade_reward": (summary.get("regrade") or {}).get("reward"),
             "validation_errors": len(summary.get("validation_errors") or []),
             "unchanged": unchanged, "replaced": replaced}
@@ -293,9 +340,14 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
 
     Returns (and writes atomically to ``<out>/harbor-import.json``)::
 
-        {version, imported: [{run_id, path, task_id, task_known, replay, lossy_steps,
-                              harbor_reward, regrade_reward, validation_errors, unchanged}],
+        {version, trials_in, runs_out,
+         imported: [{run_id, path, task_id, task_known, task_match, task_note, replay, lossy_steps,
+                     harbor_reward, regrade_reward, rewards, exception, multi_step,
+                     failed_artifacts, validation_errors, unchanged}],
          skipped: [{path, reason}]}
+
+    ``trials_in`` counts the trial folders and trajectory files found (links and folders
+    that are no trial are only in ``skipped``); each is a run (``imported``) or skipped.
 
     A trial already imported from the same files (fingerprint) is not graded again
     (``unchanged`` true).
@@ -318,14 +370,19 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
             skipped.append({"path": str(path), "reason": "; ".join(reasons) or "nothing readable"})
             continue
         try:
-            imported.append(import_trial(trial, out, tasks))
+            try:
+                imported.append(import_trial(trial, out, tasks))
+            except (RuntimeError, OSError) as err:  # the task cannot be graded here
+                trial.notes.append(f"re-grading failed ({type(err).__name__}: {str(err)[:200]})")
+                imported.append(import_trial(trial, out, tasks, grade=False))
         except run_format.InvalidTrajectory as err:
             skipped.append({"path": str(path), "reason": f"trajectory cannot be normalized: {err}"})
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as err:
             # a shape no rule above expected: this trial is listed, the others still import
             skipped.append({"path": str(path), "reason": "its files have a shape the importer "
                             f"cannot read ({type(err).__name__}: {str(err)[:200]})"})
-    summary = {"version": IMPORT_VERSION, "imported": imported, "skipped": skipped}
+    summary = {"version": IMPORT_VERSION, "trials_in": len(found), "runs_out": len(imported),
+               "imported": imported, "skipped": skipped}
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / SUMMARY_FILE, summary)
     return summary

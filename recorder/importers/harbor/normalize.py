@@ -32,6 +32,18 @@ def validation_errors(doc: Any) -> list[str]:
     return []
 
 
+def take_agent(doc: dict, agent: Any) -> None:
+    """Put ``agent`` (a trajectory's agent block) on ``doc`` when it validates as an ATIF
+    Agent, else keep it under ``doc["extra"]["source_agent"]`` (never dropped)."""
+    if not isinstance(agent, dict):
+        return
+    try:
+        atif.Agent.model_validate(agent)
+        doc["agent"] = agent
+    except pydantic.ValidationError:
+        doc.setdefault("extra", {})["source_agent"] = agent
+
+
 def _arguments(raw: Any) -> dict:
     if isinstance(raw, dict):
         return raw
@@ -55,7 +67,8 @@ def _tool_calls(raw: Any, step_id: int) -> list[dict]:
             "tool_call_id": str(call.get("tool_call_id") or call.get("id")
                                 or f"step{step_id}_call{index + 1}"),
             "function_name": str(name),
-            "arguments": _arguments(call.get("arguments", function.get("arguments")))})
+            "arguments": _arguments(call.get("arguments", function.get("arguments"))),
+            **({"extra": call["extra"]} if isinstance(call.get("extra"), dict) else {})})
     return calls
 
 

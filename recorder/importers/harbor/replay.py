@@ -98,10 +98,13 @@ def _tracker(steps: list[dict], repo_files: dict[str, str], repo_known: bool) ->
 
 def _replay_calls(steps: list[dict], tracker: FileTracker, workspace: GradedWorkspace | None,
                   done: Replayed) -> bool:
-    """Every call through ``tracker``, recorded on its step and, with a workspace, graded;
-    returns whether any call edited a file."""
+    """Every call through ``tracker``, recorded on its step and, with a workspace, graded
+    (but those of copied-context steps of a continuation file: they repeat the segment
+    before, already replayed); returns whether any call edited a file."""
     edited_any = False
     for step in steps:
+        if (step.get("extra") or {}).get("copied_from_continuation"):
+            continue  # its calls were replayed where the earlier segment holds them
         for call in step.get("tool_calls") or []:
             effect = tracker.apply(call["function_name"], call["arguments"])
             extra = step.setdefault("extra", {})

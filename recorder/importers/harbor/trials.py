@@ -5,6 +5,7 @@ A trial folder as Harbor writes it::
     <job>/<trial>/result.json              Harbor TrialResult (task_name, agent_info, verifier_result, ...)
     <job>/<trial>/agent/trajectory.json    ATIF v1.0-1.8 (continued_trajectory_ref followed)
     <job>/<trial>/verifier/reward.json     {"reward": r, ...}   or   verifier/reward.txt: "r"
+    <job>/<trial>/steps/<step>/agent/trajectory.json   multi-step trials (Harbor 0.26 [[steps]])
 
 Every read goes through :class:`~recorder.importers.harbor.job_files.JobFiles`.
 """
@@ -20,6 +21,8 @@ import orjson
 from contract.errors import BadInput
 from contract.untrusted import REFUSED, Tree, UnsafeInput, checked_depth
 from recorder.importers.harbor.job_files import JobFiles, ReadBudget
+from recorder.importers.harbor.normalize import validation_errors
+from recorder.importers.harbor.trial_parts import step_results, trial_parts
 
 
 @dataclass
@@ -38,6 +41,13 @@ class Trial:
     reward_source: str | None = None
     fingerprint: str = ""
     notes: list[str] = field(default_factory=list)
+    validation_errors: list[str] | None = None
+    """A multi-step trial's ATIF complaints, per step trajectory (else computed on import)."""
+    parts: dict = field(default_factory=dict)
+    """Everything else the trial holds (:func:`~recorder.importers.harbor.trial_parts.trial_parts`)."""
+    files: JobFiles | None = None
+    trajectory_base: str = "agent"
+    """The trajectory's folder relative to the trial folder (media paths are relative to it)."""
 
     @property
     def readable(self) -> bool:
@@ -145,7 +155,7 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
     current, current_name, notes = doc, name, []
     while isinstance(current.get("continued_trajectory_ref"), str):
         ref = current["continued_trajectory_ref"]
-        joined = _join_inside(files.rel(current_name), ref)
+        joined = join_inside(files.rel(current_name), ref)
         if joined is None:
             notes.append(f"continued_trajectory_ref {ref!r} leaves the job folder: not followed")
             break
@@ -165,13 +175,22 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
         if not isinstance(current, dict) or not isinstance(current.get("steps"), list):
             break
         current_name = joined[len(files.prefix) + 1:] if files.prefix else joined
-        doc = dict(doc, steps=doc["steps"] + current["steps"])
+        doc = dict(doc, steps=doc["steps"] + [_continued(s, ref) for s in current["steps"]])
     if notes:
         doc = dict(doc, _import_notes=notes)
     return doc, None
 
 
-def _join_inside(referrer: str, ref: str) -> str | None:
+def _continued(step: object, ref: str) -> object:
+    """A step of a continuation file; a copied-context one (already in the file it continues)
+    is marked ``extra.copied_from_continuation`` so that its calls are not replayed twice."""
+    if not isinstance(step, dict) or not step.get("is_copied_context"):
+        return step
+    extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
+    return dict(step, extra=dict(extra, copied_from_continuation=ref))
+
+
+def join_inside(referrer: str, ref: str) -> str | None:
     """``ref`` joined to the folder of ``referrer`` (both relative to the root), or None when
     the result would leave the root or ``ref`` is absolute."""
     if ref.startswith("/") or "\0" in ref:
@@ -196,6 +215,7 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
         trial = Trial(path=path, job=job,
                       name=path.name.removesuffix(".json").removesuffix(".trajectory"))
         files = JobFiles(path.parent, path.parent, budget)
+        trial.files, trial.trajectory_base = files, ""
         trial.trajectory, trial.trajectory_problem = _read_trajectory(files, path.name)
         trial.trajectory_path = path
         try:
@@ -209,6 +229,8 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
     if result is not None and not isinstance(result, dict):
         result, trial.result_problem = None, "result.json is not an object"
     trial.result = result
+    trial.files = files
+    trial.parts = trial_parts(files, result)
     if isinstance(result, dict) and isinstance(result.get("trial_name"), str):
         trial.name = result["trial_name"]
     agent_files = [name for name, kind in files.names("agent") if kind == "file"]
@@ -219,6 +241,12 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
         trial.trajectory, trial.trajectory_problem = _read_trajectory(files, f"agent/{candidates[0]}")
         if isinstance(trial.trajectory, dict) and trial.trajectory.get("_import_notes"):
             trial.notes += trial.trajectory.pop("_import_notes")
+    elif trial.parts.get("multi_step"):
+        trial.trajectory, trial.trajectory_problem = _step_trajectories(files, result)
+        if trial.trajectory is not None:
+            trial.trajectory_path = path / "steps"
+            trial.notes += trial.trajectory.pop("_import_notes", [])
+            trial.validation_errors = trial.trajectory.pop("_validation_errors")
     else:
         trial.trajectory_problem = "agent/trajectory.json not found"
         if files.kind("agent/trajectory.json") not in ("missing", "file"):
@@ -227,8 +255,9 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
     if reward_problem:
         trial.notes.append(reward_problem)
     digest = hashlib.sha256()
+    step_files = [f"steps/{s['name']}/agent/trajectory.json" for s in trial.parts["steps"]]
     for name in ("result.json", f"agent/{candidates[0]}" if candidates else None,
-                 "verifier/reward.json", "verifier/reward.txt"):
+                 "verifier/reward.json", "verifier/reward.txt", *step_files):
         if name is not None and files.kind(name) == "file":
             try:
                 digest.update(name.rsplit("/", 1)[-1].encode() + b"\0" + files.read_bytes(name))
@@ -236,6 +265,43 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
                 continue
     trial.fingerprint = digest.hexdigest()
     return trial
+
+
+def _step_trajectories(files: JobFiles, result: dict | None) -> tuple[dict | None, str | None]:
+    """One document of a multi-step trial's per-step trajectories, in step order: steps
+    concatenated, each marked ``extra.harbor_step`` (the step's name), subagents gathered.
+    A step without a readable trajectory is named in ``_import_notes``."""
+    merged: dict | None = None
+    notes: list[str] = []
+    problems: list[str] = []
+    for step in step_results(result or {}):
+        name = step["step_name"]
+        if "/" in name or name in ("", ".", ".."):
+            notes.append(f"step name {name!r} is not a folder name: its trajectory is not read")
+            continue
+        doc, problem = _read_trajectory(files, f"steps/{name}/agent/trajectory.json")
+        if doc is None:
+            notes.append(f"step {name}: {problem}")
+            continue
+        notes += doc.pop("_import_notes", [])
+        problems += [f"steps/{name}: {e}" for e in validation_errors(doc)]
+        steps = [dict(s, extra=dict(s.get("extra") if isinstance(s.get("extra"), dict) else {},
+                                    harbor_step=name)) for s in doc["steps"] if isinstance(s, dict)]
+        subs = doc.get("subagent_trajectories") if isinstance(doc.get("subagent_trajectories"), list) else []
+        if merged is None:
+            merged = dict(doc, steps=steps, subagent_trajectories=list(subs))
+            merged.pop("final_metrics", None)
+        else:
+            merged["steps"] += steps
+            merged["subagent_trajectories"] += subs
+    if merged is None:
+        return None, "; ".join(notes) or "no step of the multi-step trial has a trajectory"
+    if not merged["subagent_trajectories"]:
+        merged.pop("subagent_trajectories")
+    if notes:
+        merged["_import_notes"] = notes
+    merged["_validation_errors"] = problems
+    return merged, None
 
 
 def harbor_reward(rewards: dict | None) -> float | None:

@@ -32,6 +32,8 @@ import { formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { renderStepDetail } from "../components/detail.js";
 import { renderModelTurn, renderRunModel } from "../components/model-turn.js";
+import { renderStepAtif } from "../components/atif-parts.js";
+import { renderTrialPanel } from "../components/trial-panel.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page preloads only the
 // above, so fewer files stand between the navigation and the first step). params.js too: the
@@ -99,6 +101,7 @@ function show(n) {
   state.views.inspector(source, state.step, state.check);
   renderStepDetail(step, source.kind);
   renderModelTurn(step);
+  renderStepAtif(step, source);
   if (state.views.episode) state.views.episode(state.step);
   writeUrl();
 }
@@ -202,6 +205,7 @@ async function showWhole(modules) {
   writeParams = modules.writeParams;
   const drawnFromHead = state.views !== null;
   if (!drawnFromHead) renderHeader(run, task);
+  renderTrialPanel(run);
   byId("run-loading").hidden = true;
   const view = byId("run-view");
   view.hidden = false;

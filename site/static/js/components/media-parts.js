@@ -1,0 +1,32 @@
+// Image and audio content parts (ATIF v1.6 / v1.8) of a step: shown when the run carries the
+// file (url set by the exporter, always under data/media/), named when it does not.
+
+import { el } from "../lib/dom.js";
+
+const KIND = { image: "Image", audio: "Audio" };
+
+function safeUrl(url) {
+  return typeof url === "string" && /^data\/media\/[^/]+\/[^/]+$/.test(url) && !url.includes("..") ? url : null;
+}
+
+/** One part {type, media_type, path, url, duration_sec} as a <figure>. */
+export function renderMediaPart(part) {
+  const label = `${KIND[part.type] || "Media"} part ${part.path || "(no path)"}`;
+  const url = safeUrl(part.url);
+  const caption = el("figcaption", null, el("code", null, String(part.path || "")),
+    part.media_type ? ` (${part.media_type}${part.duration_sec ? `, ${part.duration_sec} s` : ""})` : "");
+  if (!url) {
+    return el("figure", { class: "media-part missing", dataset: { type: part.type } },
+      el("p", { class: "muted" }, `${label}: the file is not in the job folder, so only its name is shown.`), caption);
+  }
+  const body = part.type === "audio"
+    ? el("audio", { controls: true, src: url, preload: "none", "aria-label": label })
+    : el("img", { src: url, alt: label, loading: "lazy" });
+  return el("figure", { class: "media-part", dataset: { type: part.type } }, body, caption);
+}
+
+/** Every part of a list, or null when there is none. */
+export function renderMediaParts(parts) {
+  if (!Array.isArray(parts) || parts.length === 0) return null;
+  return el("div", { class: "media-parts" }, parts.map(renderMediaPart));
+}
