@@ -6,8 +6,8 @@ from collections import defaultdict
 from typing import Any
 
 from contract.version import __version__
-from exporter.llm_turns import run_llm_block
 from exporter.attempts import attempt_rows, policy_attempts
+from exporter.llm_turns import run_llm_block
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
 
