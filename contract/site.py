@@ -30,6 +30,11 @@ class SiteStep(Strict):
     checks: str
     changed: list[int]
     failed: dict[str, str]
+    causes: dict[str, Any] = Field(default_factory=dict)
+    """Failing check id -> its cause (contract.grade.Cause), carried forward like ``failed``."""
+    blame: dict[str, Any] = Field(default_factory=dict)
+    """Failing check id -> ``{step, hunk}``: the step n at which it last went from pass (or
+    not graded) to fail, and the index of that step's diff hunk that did it (or null)."""
     env: dict[str, Any] | None = None
     """Episode runs: what the viewer shows of the environment's answer (exporter/episodes.py)."""
     lazy: dict[str, Any] | None = None
