@@ -6,6 +6,8 @@ The alert's state comes from the state witnesses the replay ran beside every ale
 
 from __future__ import annotations
 
+import re
+
 from grader.preservation import duration_seconds
 from grader.probes.labels import format_labels
 from grader.promql_split import split_comparison
@@ -19,6 +21,21 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:g}m"
 
 
+def number_text(text: str) -> str:
+    """A sample value as promtool prints it (``2.9951980792316923E-01``) in 4 significant
+    digits (``0.2995``); ``NaN``, ``+Inf`` and text that is no number unchanged."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return text if value != value or value in (float("inf"), float("-inf")) else f"{value:.4g}"
+
+
+def _service(probe: dict) -> str | None:
+    match = re.search(r'service="([^"]+)"', probe.get("expr", ""))
+    return match.group(1) if match else None
+
+
 def _requirement_asks(requirement: dict | None) -> dict:
     """``{threshold, for}`` the requirement's targets ask for (absent keys left out)."""
     targets = (requirement or {}).get("targets") or {}
@@ -30,8 +47,9 @@ def _requirement_asks(requirement: dict | None) -> dict:
     return asks
 
 
-def _state_facts(witness: dict, rule: dict, eval_time: str) -> dict:
-    """The alert's state at ``eval_time``: series by state with active-since minutes."""
+def _state_facts(witness: dict, rule: dict, eval_time: str, service: str | None) -> dict:
+    """The alert's state at ``eval_time``: series by state with active-since minutes, and the
+    expression's value for ``service`` (every series when the check names none or none has it)."""
     since = {format_labels(lb): float(v) for lb, v in witness.get("since", []) if v}
     series = []
     for labels, _ in witness.get("alerts", []):
@@ -45,9 +63,15 @@ def _state_facts(witness: dict, rule: dict, eval_time: str) -> dict:
     return {"at": eval_time, "series": series,
             "firing": sum(1 for s in series if s["state"] == "firing"),
             "pending": sum(1 for s in series if s["state"] == "pending"),
-            "value": [{"labels": format_labels(lb), "value": v} for lb, v in witness.get("value", [])][:8],
+            "value": [{"labels": format_labels(lb), "value": number_text(v)}
+                      for lb, v in _for_service(witness.get("value", []), service)][:8],
             "comparison": f"{split[1]} {split[2]}" if split else None,
             "rule_for": str(rule.get("for") or "0s"), "expr": str(rule.get("expr") or "")}
+
+
+def _for_service(samples: list, service: str | None) -> list:
+    mine = [(lb, v) for lb, v in samples if service and lb.get("service") == service]
+    return mine or samples
 
 
 def _values_text(facts: dict) -> str:
@@ -68,7 +92,8 @@ def alert_cause(check: dict, rules: list[dict], witness: dict | None,
     if rule is None:
         return {"kind": "alert-undefined", "facts": {"alert": name, "asks": asks},
                 "summary": f"no loadable rule file defines an alerting rule named {name}"}
-    facts = {"alert": name, **_state_facts(witness or {}, rule, probe["eval_time"]), "asks": asks}
+    facts = {"alert": name, **_state_facts(witness or {}, rule, probe["eval_time"], _service(probe)),
+             "asks": asks}
     kind, summary = _alert_summary(family, name, facts)
     return {"kind": kind, "summary": summary, "facts": facts}
 
@@ -128,7 +153,7 @@ def sample_cause(check: dict, witness_samples: list[tuple[dict, str]]) -> dict:
     """The cause of a failing Value or Cardinality check: expected vs got samples with their
     label sets (the replay's witness). ``facts``: ``{expr, at, expected, got: [{labels, value}]}``."""
     probe = check["probe"]
-    got = [{"labels": format_labels(lb), "value": v} for lb, v in witness_samples]
+    got = [{"labels": format_labels(lb), "value": number_text(v)} for lb, v in witness_samples]
     expected = probe.get("expected_value", [e.get("value") for e in probe.get("exp_samples", [])])
     facts = {"expr": probe.get("witness") or probe["expr"], "at": probe["eval_time"],
              "expected": expected, "got": got[:8], "series": len(got)}
