@@ -128,8 +128,8 @@ def run_markdown(folder: Path, *, redactor: Redactor | None, task_index: TaskInd
     reward = reward if isinstance(reward, (int, float)) else steps[-1]["total"]
     lines = [f"# Run {run.run_id}", "",
              f"- task: `{task.id}` {task.title}",
-             f"- policy: {summary.get('policy') or '-'}; model: {summary.get('model') or '-'}; "
-             f"status: {summary.get('status')}",
+             (f"- policy: {summary.get('policy') or '-'}; model: {summary.get('model') or '-'}; "
+             f"status: {summary.get('status')}"),
              f"- reward: {reward:.3f} after {len(steps) - 1} steps", ""]
     lines += ["## Task", "", cut(task.instruction, "instruction", "instruction.md of the task"), ""]
     lines += ["## Steps", ""]

@@ -6,6 +6,7 @@ The alert's state comes from the state witnesses the replay ran beside every ale
 
 from __future__ import annotations
 
+import math
 import re
 
 from grader.preservation import duration_seconds
@@ -28,7 +29,7 @@ def number_text(text: str) -> str:
         value = float(text)
     except ValueError:
         return text
-    return text if value != value or value in (float("inf"), float("-inf")) else f"{value:.4g}"
+    return text if not math.isfinite(value) else f"{value:.4g}"
 
 
 def _service(probe: dict) -> str | None:
