@@ -226,6 +226,47 @@ export function failureAt(run, n, checkId) {
   return entries[low][1] || "";
 }
 
+const causeIndexes = new WeakMap();
+
+/**
+ * The cause ({kind, summary, why?, facts}) of failing check `checkId` at step n, or null: run files
+ * list a cause only where it starts or changes (null where it ends), like the details.
+ */
+export function causeAt(run, n, checkId) {
+  let index = causeIndexes.get(run);
+  if (!index) {
+    index = new Map();
+    run.steps.forEach((step, m) => {
+      for (const [id, cause] of Object.entries(step.causes || {})) {
+        if (!index.has(id)) index.set(id, []);
+        index.get(id).push([m, cause]);
+      }
+    });
+    causeIndexes.set(run, index);
+  }
+  let found = null;
+  for (const [m, cause] of index.get(checkId) || []) {
+    if (m > n) break;
+    found = cause;
+  }
+  return found && typeof found.summary === "string" ? found : null;
+}
+
+/**
+ * The blame of check `index` (id `checkId`) failing at step n: {step, hunk} of the latest step at
+ * or before n where it turned red (hunk: that step's diff hunk index, or null), or null when it
+ * does not fail at n.
+ */
+export function blameAt(run, n, index, checkId) {
+  if (stateAt(run.steps[n], index) !== "0") return null;
+  for (let m = n; m >= 0; m -= 1) {
+    const blame = run.steps[m].blame || {};
+    if (Object.hasOwn(blame, checkId)) return { step: m, hunk: blame[checkId] };
+    if (stateAt(run.steps[m], index) !== "0") break;
+  }
+  return null;
+}
+
 /** The step's final reward level: run.final.reward when it is a number, else the last step's total. */
 export function finalReward(run) {
   const final = run.final || {};
