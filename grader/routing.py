@@ -112,6 +112,16 @@ def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
         raise RoutingError(f"cannot run {argv[0]!r}: {exc}") from None
 
 
+def _run_routes_test(argv: list[str], config_file: Path | str, timeout: float):
+    """``amtool config routes test`` run; RoutingError with amtool's message when it fails."""
+    proc = _run(argv, timeout)
+    if proc.returncode != 0:
+        raise RoutingError(
+            f"amtool failed on {config_file}: {_amtool_message(proc)} (command: {shlex.join(argv)})"
+        )
+    return proc
+
+
 def resolve_receivers(
     config_file: Path,
     labels: dict[str, str],
@@ -134,11 +144,7 @@ def resolve_receivers(
     argv = amtool_argv(config_file, labels, amtool=amtool)
     if not Path(config_file).is_file():
         raise RoutingError(f"alertmanager config not found: {config_file}")
-    proc = _run(argv, timeout)
-    if proc.returncode != 0:
-        raise RoutingError(
-            f"amtool failed on {config_file}: {_amtool_message(proc)} (command: {shlex.join(argv)})"
-        )
+    proc = _run_routes_test(argv, config_file, timeout)
     out = [ln for ln in without_log_lines(proc.stdout).splitlines() if ln.strip()]
     if len(out) != 1:
         raise RoutingError(
@@ -211,11 +217,7 @@ def route_tree(
     """
     argv = amtool_argv(config_file, labels, amtool=amtool)
     argv.insert(4, "--tree")
-    proc = _run(argv, timeout)
-    if proc.returncode != 0:
-        raise RoutingError(
-            f"amtool failed on {config_file}: {_amtool_message(proc)} (command: {shlex.join(argv)})"
-        )
+    proc = _run_routes_test(argv, config_file, timeout)
     lines = without_log_lines(proc.stdout).splitlines()
     if "Matching routes:" not in [ln.strip() for ln in lines]:
         raise RoutingError(f"unexpected amtool --tree output: {proc.stdout!r}")

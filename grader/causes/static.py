@@ -11,6 +11,11 @@ _LINE = re.compile(r"(?:line |:)(\d+)(?::\d+)?[:,)\s]")
 _RULE_FIELDS = ("alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations")
 
 
+def _cause(kind: str, facts: dict, summary: str) -> dict:
+    """A cause dict (contract.grade.Cause)."""
+    return {"kind": kind, "facts": facts, "summary": summary}
+
+
 def _line_of(message: str) -> int | None:
     """The line number a promtool or amtool message names (``line 12``, ``file.yml:12:3:``)."""
     match = _LINE.search(message + " ")
@@ -53,24 +58,20 @@ def preservation_cause(probe: dict, rules: list[dict], am: dict | None) -> dict:
         same = [r for r in rules if (r.get("alert") or r.get("record")) == name]
         facts["item"] = name
         if not same:
-            return {"kind": "preservation-removed", "facts": facts,
-                    "summary": f"rule {name} (from {probe.get('file') or 'the pristine repo'}) "
-                               "was removed or renamed"}
+            return _cause("preservation-removed", facts, f"rule {name} (from {probe.get('file') or 'the pristine repo'}) "
+                               "was removed or renamed")
         changes = [{"field": f, "before": b, "after": a}
                    for f, b, a in zip(_RULE_FIELDS, normalize_rule(item), normalize_rule(same[0]))
                    if b != a]
         facts["changes"] = changes
         shown = "; ".join(f"{c['field']}: {str(c['before'])[:80]!r} -> {str(c['after'])[:80]!r}"
                           for c in changes[:2])
-        return {"kind": "preservation-changed", "facts": facts,
-                "summary": f"rule {name}, which no change request mentions, changed: {shown}"}
+        return _cause("preservation-changed", facts, f"rule {name}, which no change request mentions, changed: {shown}")
     label = item.get("name") or item.get("receiver") or what
     facts["item"] = label
     if am is None:
-        return {"kind": "alertmanager-unloaded", "facts": facts,
-                "summary": f"{ALERTMANAGER_PATH} does not load, so its {what} cannot be found"}
-    return {"kind": "preservation-changed", "facts": facts,
-            "summary": f"the pristine {what} {label} is changed or gone from {ALERTMANAGER_PATH}"}
+        return _cause("alertmanager-unloaded", facts, f"{ALERTMANAGER_PATH} does not load, so its {what} cannot be found")
+    return _cause("preservation-changed", facts, f"the pristine {what} {label} is changed or gone from {ALERTMANAGER_PATH}")
 
 
 def static_label_cause(probe: dict, rule_entries: list[tuple[str, dict, dict]]) -> dict:
@@ -80,13 +81,11 @@ def static_label_cause(probe: dict, rule_entries: list[tuple[str, dict, dict]]) 
     facts = {"alert": probe["alert"], "label": probe["name"], "expected": probe["value"],
              "definitions": defs}
     if not defs:
-        return {"kind": "alert-undefined", "facts": facts,
-                "summary": f"no loadable rule file defines {probe['alert']}"}
+        return _cause("alert-undefined", facts, f"no loadable rule file defines {probe['alert']}")
     d = next((d for d in defs if d["value"] != probe["value"]), defs[0])
     got = "no such label" if d["value"] is None else f"{probe['name']}: {d['value']}"
-    return {"kind": "label-static-mismatch", "facts": facts,
-            "summary": f"{probe['alert']} in {d['file']} (group {d['group']}) has {got}, "
-                       f"not {probe['name']}: {probe['value']}"}
+    return _cause("label-static-mismatch", facts, f"{probe['alert']} in {d['file']} (group {d['group']}) has {got}, "
+                       f"not {probe['name']}: {probe['value']}")
 
 
 def rule_count_cause(probe: dict, rule_entries: list[tuple[str, dict, dict]]) -> dict:
@@ -95,11 +94,9 @@ def rule_count_cause(probe: dict, rule_entries: list[tuple[str, dict, dict]]) ->
             if r.get("alert") == probe["name"]]
     facts = {"alert": probe["name"], "expected": probe["expect"], "definitions": defs}
     if not defs:
-        return {"kind": "alert-undefined", "facts": facts,
-                "summary": f"no loadable rule file defines {probe['name']}"}
+        return _cause("alert-undefined", facts, f"no loadable rule file defines {probe['name']}")
     places = "; ".join(f"{d['file']} group {d['group']}" for d in defs)
-    return {"kind": "rule-count", "facts": facts,
-            "summary": f"{probe['name']} is defined {len(defs)} times: {places}"}
+    return _cause("rule-count", facts, f"{probe['name']} is defined {len(defs)} times: {places}")
 
 
 def receiver_cause(name: str, am: dict) -> dict:
@@ -110,11 +107,9 @@ def receiver_cause(name: str, am: dict) -> dict:
     facts = {"receiver": name, "defined": names,
              "keys": sorted(found) if found else None}
     if found is None:
-        return {"kind": "receiver-absent", "facts": facts,
-                "summary": f"no receiver named {name}; defined: {', '.join(names) or 'none'}"}
-    return {"kind": "receiver-no-integration", "facts": facts,
-            "summary": f"receiver {name} has keys {', '.join(sorted(found))} but no non-empty "
-                       "*_configs entry"}
+        return _cause("receiver-absent", facts, f"no receiver named {name}; defined: {', '.join(names) or 'none'}")
+    return _cause("receiver-no-integration", facts, f"receiver {name} has keys {', '.join(sorted(found))} but no non-empty "
+                       "*_configs entry")
 
 
 def annotation_cause(probe: dict, rules: list[dict], detail: str) -> dict:
@@ -124,15 +119,11 @@ def annotation_cause(probe: dict, rules: list[dict], detail: str) -> dict:
     facts = {"alert": probe["alert"], "key": probe["key"], "template": template,
              "expect": probe["expect"], "at": probe["eval_time"]}
     if rule is None:
-        return {"kind": "alert-undefined", "facts": facts,
-                "summary": f"no loadable rule file defines {probe['alert']}"}
+        return _cause("alert-undefined", facts, f"no loadable rule file defines {probe['alert']}")
     if "got none firing" in detail:
-        return {"kind": "alert-inactive", "facts": facts,
-                "summary": f"{probe['alert']} does not fire for service={probe['service']} at "
-                           f"{probe['eval_time']}, so its annotations cannot be read"}
+        return _cause("alert-inactive", facts, f"{probe['alert']} does not fire for service={probe['service']} at "
+                           f"{probe['eval_time']}, so its annotations cannot be read")
     if template is None:
-        return {"kind": "annotation-missing", "facts": facts,
-                "summary": f"rule {probe['alert']} has no annotation {probe['key']}"}
-    return {"kind": "annotation-unresolved", "facts": facts,
-            "summary": f"rule {probe['alert']}'s {probe['key']} template {template[:120]!r} "
-                       "does not give what is expected"}
+        return _cause("annotation-missing", facts, f"rule {probe['alert']} has no annotation {probe['key']}")
+    return _cause("annotation-unresolved", facts, f"rule {probe['alert']}'s {probe['key']} template {template[:120]!r} "
+                       "does not give what is expected")

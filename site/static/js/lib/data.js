@@ -193,20 +193,25 @@ export function stateAt(step, index) {
   return step && step.checks ? step.checks[index] || "" : "";
 }
 
-const detailIndexes = new WeakMap();
+const deltaIndexes = { failed: new WeakMap(), causes: new WeakMap() };
 
-function detailIndex(run) {
-  let index = detailIndexes.get(run);
+// check id -> [[step n, value], ...] of a field run files list only where it starts or changes.
+function deltaIndex(run, field) {
+  let index = deltaIndexes[field].get(run);
   if (index) return index;
   index = new Map();
   run.steps.forEach((step, n) => {
-    for (const [checkId, detail] of Object.entries(step.failed || {})) {
+    for (const [checkId, value] of Object.entries(step[field] || {})) {
       if (!index.has(checkId)) index.set(checkId, []);
-      index.get(checkId).push([n, detail]);
+      index.get(checkId).push([n, value]);
     }
   });
-  detailIndexes.set(run, index);
+  deltaIndexes[field].set(run, index);
   return index;
+}
+
+function detailIndex(run) {
+  return deltaIndex(run, "failed");
 }
 
 /**
@@ -226,26 +231,13 @@ export function failureAt(run, n, checkId) {
   return entries[low][1] || "";
 }
 
-const causeIndexes = new WeakMap();
-
 /**
  * The cause ({kind, summary, why?, facts}) of failing check `checkId` at step n, or null: run files
  * list a cause only where it starts or changes (null where it ends), like the details.
  */
 export function causeAt(run, n, checkId) {
-  let index = causeIndexes.get(run);
-  if (!index) {
-    index = new Map();
-    run.steps.forEach((step, m) => {
-      for (const [id, cause] of Object.entries(step.causes || {})) {
-        if (!index.has(id)) index.set(id, []);
-        index.get(id).push([m, cause]);
-      }
-    });
-    causeIndexes.set(run, index);
-  }
   let found = null;
-  for (const [m, cause] of index.get(checkId) || []) {
+  for (const [m, cause] of deltaIndex(run, "causes").get(checkId) || []) {
     if (m > n) break;
     found = cause;
   }
