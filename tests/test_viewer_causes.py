@@ -12,6 +12,7 @@ from tests.conftest import CHROMIUM  # noqa: F401  (the browser fixture launches
 from tests.test_accessibility import serious_violations
 
 pytestmark = pytest.mark.browser
+CAUSES_RUNS: list = []  # the runs folder the site fixture recorded
 
 
 @pytest.fixture(scope="module")
@@ -21,13 +22,15 @@ def causes_site(tmp_path_factory):
     from exporter.serve import serve_in_background
 
     runs = tmp_path_factory.mktemp("runs")
-    done = subprocess.run([sys.executable, "-m", "alertforge.cli", "record", "--task",
-                           "af-011-alert-storm-cleanup-hard-s1", "--policy", "partial", "--out",
-                           str(runs)], capture_output=True, text=True, check=False, timeout=300)
-    assert done.returncode == 0, done.stderr
-    (run,) = runs.iterdir()
+    for policy in ("partial", "oracle"):
+        done = subprocess.run([sys.executable, "-m", "alertforge.cli", "record", "--task",
+                               "af-011-alert-storm-cleanup-hard-s1", "--policy", policy, "--out",
+                               str(runs)], capture_output=True, text=True, check=False, timeout=300)
+        assert done.returncode == 0, done.stderr
+    (run,) = [r for r in runs.iterdir() if "__partial__" in r.name]
     out = tmp_path_factory.mktemp("site")
     export_site([runs], out)
+    CAUSES_RUNS.append(runs)
     server, url = serve_in_background(out, port=0, host="127.0.0.1")
     yield url, run.name
     server.shutdown()
@@ -104,3 +107,29 @@ def test_cause_and_blame_panels_pass_axe(browser, causes_site, scheme, rules):
         assert serious_violations(Axe(), page, rules) == []
     finally:
         context.close()
+
+
+def test_compare_shows_causes_and_blame_links_of_the_failing_side(page, causes_site):
+    url, run_id = causes_site
+    (oracle,) = [r.name for r in CAUSES_RUNS[0].iterdir() if "__oracle__" in r.name]
+    _open(page, f"{url}compare.html?a={run_id}&b={oracle}")
+    rows = page.locator("#compare-checks tr[data-a='fail']")
+    assert rows.count() > 0
+    assert rows.locator(".check-cause").count() == rows.count()
+    hrefs = [link.get_attribute("href") for link in rows.locator("a.blame-link").all()]
+    assert any("step=7" in h and "hunk=" in h for h in hrefs)
+
+
+def test_single_file_export_shows_causes_and_blame(page_without_csp, causes_site, tmp_path):
+    from exporter.single_file import export_single_file
+
+    _, run_id = causes_site
+    out = tmp_path / "one.html"
+    export_single_file(CAUSES_RUNS, out)
+    page = page_without_csp
+    page.goto(f"{out.as_uri()}?page=run&run={run_id}&step=10")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("li.check[data-state='fail'] .check-cause:not([hidden])").count() > 0
+    link = page.locator("li.check[data-state='fail'] a.blame-link[data-step='7']").first
+    link.click()
+    page.wait_for_selector("#step-diff tr.hunk-highlight")
