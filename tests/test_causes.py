@@ -158,7 +158,8 @@ def test_inhibit_equal_missing_on_both_sides_cause_says_it_counts_as_equal():
 def test_inhibit_alert_matching_both_sides_cause_says_it_never_mutes_itself():
     rules = yaml.safe_load((CASES / "inhibit-equal-missing" / "alertmanager.yml").read_text())
     cause = inhibit_cause(_inhibit_check(EQUAL_MISSING[5:], 0, True), rules["inhibit_rules"])
-    assert cause["kind"] in ("inhibit-self-excluded", "inhibit-source-unmatched"), cause
+    assert cause["kind"] == "inhibit-self-excluded", cause
+    assert "never mutes itself" in cause["summary"]
     rule2 = cause["facts"]["rules"][1]
     assert rule2["target_matched"] and not any(s["matched"] and not s["self_excluded"]
                                                for s in rule2["sources"])
@@ -237,3 +238,13 @@ def test_oracle_grade_has_no_cause_and_failing_checks_all_have_one():
 ])
 def test_split_comparison_finds_the_top_level_comparison(expr, split):
     assert split_comparison(expr) == split
+
+
+def test_inhibit_without_any_rule_for_the_source_says_so():
+    alerts = [{"alertname": "SearchApiDown", "service": "search-api"},
+              {"alertname": "SearchApiHighErrorRatio", "service": "search-api"}]
+    rules = [{"source_matchers": ['alertname="ClusterNetworkPartition"'],
+              "target_matchers": ['severity="ticket"'], "equal": ["cluster"]}]
+    cause = inhibit_cause(_inhibit_check(alerts, 1, True), rules)
+    assert cause["kind"] == "inhibit-no-matching-rule"
+    assert "SearchApiDown {service=search-api}" in cause["summary"]

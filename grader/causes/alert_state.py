@@ -61,6 +61,9 @@ def _state_facts(witness: dict, rule: dict, eval_time: str, service: str | None)
             entry["active_since"] = _minutes(since[key])
         series.append(entry)
     split = split_comparison(str(rule.get("expr") or ""))
+    if service is None:
+        services = {s["labels"].get("service") for s in series if s["labels"].get("service")}
+        service = next(iter(services)) if len(services) == 1 else None
     return {"at": eval_time, "series": series,
             "firing": sum(1 for s in series if s["state"] == "firing"),
             "pending": sum(1 for s in series if s["state"] == "pending"),
@@ -115,23 +118,27 @@ def _alert_summary(family: str, name: str, facts: dict) -> tuple[str, str]:
     condition = (f"value {_values_text(facts)}, condition {comparison}" if comparison
                  else f"the expression has no comparison, so every series it returns fires "
                       f"(value {_values_text(facts)})")
+    shown_for = "no for:" if not duration_seconds(rule_for) else f"for: {rule_for}"
     if family in ("Silent", "Timing") and firing:
         since = firing[0].get("active_since")
         fired = ""
         if since is not None and duration_seconds(rule_for) is not None:
             start = float(since.rstrip("m")) + duration_seconds(rule_for) / 60
-            fired = f", firing since {start:g}m (active since {since}, for: {rule_for})"
+            fired = f", firing since {start:g}m (active since {since}, the rule has {shown_for})"
         kind = "alert-no-comparison" if not comparison else (
             "alert-for-too-short" if family == "Timing" else "alert-firing")
-        return kind, (f"{name} fires at {at} for {len(firing)} series{fired}; {condition}"
+        lead = ""
+        if kind == "alert-for-too-short" and "for" in facts["asks"]:
+            lead = f"the rule has {shown_for}, shorter than the {facts['asks']['for']} asked: "
+        return kind, (f"{lead}{name} fires at {at} for {len(firing)} series{fired}; {condition}"
                       + _asked(facts))
-    if family == "Dup":
+    if family == "Dup" and firing:
         varying = sorted(k for k in set().union(*(s["labels"] for s in firing))
                          if len({s["labels"].get(k) for s in firing}) > 1) if firing else []
         facts["distinct_by"] = varying
         return "alert-duplicate-series", (
-            f"{len(firing)} firing series of {name} at {at}, one per {', '.join(varying) or '?'} "
-            f"(the expression keeps that label; aggregate it away): "
+            f"{len(firing)} firing series of {name} at {at}, one per {', '.join(varying) or 'series'} "
+            f"(the expression keeps {'that label' if varying else 'them apart'}; aggregate it away): "
             + "; ".join(format_labels(s["labels"]) for s in firing[:4]))
     if family == "Label" and firing:
         return "alert-label-mismatch", (
@@ -141,8 +148,8 @@ def _alert_summary(family: str, name: str, facts: dict) -> tuple[str, str]:
         fires = ""
         if since is not None and duration_seconds(rule_for) is not None:
             fires = f", so it fires at {float(since.rstrip('m')) + duration_seconds(rule_for) / 60:g}m"
-        return "alert-pending", (f"{name} is pending at {at}, active since {since or '?'}, and its "
-                                 f"for: {rule_for} has not elapsed{fires}; {condition}" + _asked(facts))
+        return "alert-pending", (f"{name} is pending at {at}, active since {since or '?'}, and the "
+                                 f"rule's {shown_for} has not elapsed{fires}; {condition}" + _asked(facts))
     if firing:
         return "alert-firing-other-labels", (
             f"{name} fires at {at} only with labels "

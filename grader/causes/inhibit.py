@@ -42,7 +42,8 @@ def _equal_facts(rule: InhibitRule, source: dict[str, str], target: dict[str, st
 
 def rule_facts(index: int, rule: InhibitRule, alerts: list[dict[str, str]], target: int) -> dict:
     """What one inhibit rule does to ``alerts[target]``: ``{rule, describe, target_matched,
-    target_matchers, sources: [{alert, alertname, matchers, equal, self_excluded}],
+    source_matches_target, target_matchers, sources: [{alert, alertname, labels, matched,
+    matchers, equal, self_excluded}],
     absent_labels, mutes}`` (``rule`` 1-based, as the config lists it)."""
     tgt = alerts[target]
     target_matched = matches_all(rule.target, tgt)
@@ -54,12 +55,14 @@ def rule_facts(index: int, rule: InhibitRule, alerts: list[dict[str, str]], targ
         matched = matches_all(rule.source, alert)
         equal = _equal_facts(rule, alert, tgt)
         self_excluded = matched and two_sided and matches_all(rule.target, alert)
-        sources.append({"alert": s, "alertname": alert.get("alertname", ""), "matched": matched,
+        sources.append({"alert": s, "alertname": alert.get("alertname", ""), "labels": alert,
+                        "matched": matched,
                         "matchers": _matcher_facts(rule.source, alert), "equal": equal,
                         "self_excluded": self_excluded})
     mutes = target_matched and any(s["matched"] and all(e["same"] for e in s["equal"])
                                    and not s["self_excluded"] for s in sources)
     return {"rule": index + 1, "describe": rule.describe(), "target_matched": target_matched,
+            "source_matches_target": two_sided,
             "target_matchers": _matcher_facts(rule.target, tgt), "sources": sources,
             "absent_labels": _absent_labels(rule, alerts), "mutes": mutes}
 
@@ -80,6 +83,16 @@ def _not_muted(rules: list[dict], target: dict[str, str]) -> tuple[str, str]:
         return "inhibit-no-rule", f"alertmanager.yml has no inhibit rule, so nothing mutes {name}"
     misspelt = [r for r in rules if r["target_matched"] and any(
         a["side"] == "source" for a in r["absent_labels"])]
+    if not misspelt and not any(s["matched"] for r in rules for s in r["sources"]):
+        own = [r for r in rules if r["target_matched"] and r["source_matches_target"]]
+        if own:
+            return ("inhibit-self-excluded",
+                    (f"only {name} itself matches the source side of inhibit rule {own[0]['rule']} "
+                    f"({own[0]['describe']}), and an alert never mutes itself"))
+        others = ", ".join(f"{s['alertname']} {format_labels(s['labels'])}" for s in rules[0]["sources"])
+        return ("inhibit-no-matching-rule",
+                (f"none of the {len(rules)} inhibit rules has a source side matching any other alert "
+                f"of the case ({others}), so nothing can mute {name}"))
     best = misspelt[0] if misspelt else max(rules, key=_stage)
     where = (f"inhibit rule {best['rule']} ({best['describe']})" if len(rules) == 1 else
              f"none of the {len(rules)} inhibit rules mutes {name}; the closest, rule "
