@@ -248,3 +248,4 @@ def test_inhibit_without_any_rule_for_the_source_says_so():
     cause = inhibit_cause(_inhibit_check(alerts, 1, True), rules)
     assert cause["kind"] == "inhibit-no-matching-rule"
     assert "SearchApiDown {service=search-api}" in cause["summary"]
+    assert cause["summary"].startswith("the only inhibit rule has a source side matching")
