@@ -19,7 +19,8 @@ def _cause_tokens(check: dict[str, Any], cause: dict[str, Any] | None) -> set[st
     """Names a check and its cause mention: facts' names, the quoted words of the summary."""
     facts = (cause or {}).get("facts") or {}
     tokens = {str(facts[k]) for k in _FACT_KEYS if isinstance(facts.get(k), str)}
-    for item in (facts.get("missing") or []) + (facts.get("extra") or []):
+    listed = [facts.get(key) for key in ("missing", "extra")]
+    for item in [i for value in listed if isinstance(value, list) for i in value]:
         if isinstance(item, dict):
             tokens |= {str(item.get(k)) for k in ("receiver", "matcher", "label") if item.get(k)}
     tokens |= set(re.findall(r"[A-Z][A-Za-z0-9]+[A-Z][A-Za-z0-9]+", (cause or {}).get("summary", "")))

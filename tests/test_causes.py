@@ -249,3 +249,19 @@ def test_inhibit_without_any_rule_for_the_source_says_so():
     assert cause["kind"] == "inhibit-no-matching-rule"
     assert "SearchApiDown {service=search-api}" in cause["summary"]
     assert cause["summary"].startswith("the only inhibit rule has a source side matching")
+
+
+def test_hostile_recorded_causes_are_dropped_or_kept_as_text():
+    from exporter.blame import attach_blame, blame_at
+    from exporter.steps import recorded_causes
+
+    causes = recorded_causes({"a": {"kind": "k", "summary": "<img src=x onerror=alert(1)>",
+                                    "facts": {"missing": "not a list", "extra": [1, None]}},
+                              "b": "not an object", "c": {"kind": 3, "summary": "x"}})
+    assert list(causes) == ["a"] and causes["a"]["summary"].startswith("<img")
+    steps = [{"checks": "1", "causes": {}, "diff": None},
+             {"checks": "0", "causes": causes,
+              "diff": {"hunks": [{"header": "@@", "lines": [["+", "x"]]}]}}]
+    attach_blame(steps, [{"id": "a", "label": "A"}])
+    assert blame_at(steps, 1, "a") == {"step": 1, "hunk": 0}
+    assert recorded_causes(["not", "a", "map"]) == {}
