@@ -29,10 +29,31 @@ class RequirementScore(Strict):
     s: float
 
 
+CAUSE_NONE = "none"
+"""The cause kind of a failing check no cause could be given for (``why`` says why)."""
+
+
+class Cause(Strict):
+    """Why a check failed, in the field's own terms (issue 15): computed by the grader only
+    for failing checks, from what promtool and amtool print where they can say it.
+
+    ``kind`` names the cause (``inhibit-source-unmatched``, ``route-continue-missing``,
+    ``alert-pending``, ... or :data:`CAUSE_NONE`); ``summary`` is one short line naming what
+    ``detail`` does not (the matcher, the route path, the label, the time, the value);
+    ``why`` is set (and only set) for kind :data:`CAUSE_NONE`: the per-family reason no cause
+    can be given; ``facts`` holds the structured fields the viewer draws (per family:
+    docs/formats.md "Causes")."""
+
+    kind: str
+    summary: str
+    why: str | None = None
+    facts: dict[str, Any] = Field(default_factory=dict)
+
+
 class CheckOutcome(Strict):
     """One check's outcome: ``passed`` true, false or null (not applicable); ``detail`` says
     why it failed (expected vs got); ``reproduce`` how to see the result by hand; ``score``
-    a route check's Jaccard."""
+    a route check's Jaccard; ``cause`` (failing checks only) why it failed."""
 
     id: str
     req: str | None
@@ -43,6 +64,7 @@ class CheckOutcome(Strict):
     detail: str
     reproduce: str
     score: float | None = None
+    cause: Cause | None = None
 
 
 class FileProblem(Strict):

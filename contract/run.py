@@ -166,6 +166,9 @@ class GradeBlock(Strict):
     keys: dict[str, Any]
     requirements: dict[str, Any]
     failed: dict[str, str] = Field(default_factory=dict)
+    causes: dict[str, Any] = Field(default_factory=dict)
+    """Failing check id -> its cause (contract.grade.Cause as a dict); empty in runs graded
+    before causes existed."""
     grade_s: float | None = None
 
 

@@ -30,6 +30,13 @@ class SiteStep(Strict):
     checks: str
     changed: list[int]
     failed: dict[str, str]
+    causes: dict[str, Any] = Field(default_factory=dict)
+    """Failing check id -> its cause (contract.grade.Cause), listed like ``failed``: at the
+    step where it starts or changes, null where it ends."""
+    blame: dict[str, int | None] = Field(default_factory=dict)
+    """Check id -> the index of this step's diff hunk that broke it, for every check that
+    turns red at this step (null: no hunk, e.g. step 0); a failing check's blame is the
+    latest entry at or before the step shown (exporter/blame.py)."""
     env: dict[str, Any] | None = None
     """Episode runs: what the viewer shows of the environment's answer (exporter/episodes.py)."""
     lazy: dict[str, Any] | None = None

@@ -105,7 +105,7 @@ def build_site_files(
     graded_runs = []
     search = SearchIndex()
     read_cache: dict[Path, TaskInfo] = {}
-    renaming = _Renaming(redactor) if redactor is not None else None
+    renaming = Renaming(redactor) if redactor is not None else None
     redacted_runs: list = []
     for number, run in enumerate(runs):
         task = read_task(run, index, read_cache)
@@ -137,8 +137,9 @@ def build_site_files(
     return SiteFiles(files, len(runs), len(tasks), sorted(renamed))
 
 
-class _Renaming:
-    """A redactor applied to runs and their tasks: each task masked once, renamed ids noted."""
+class Renaming:
+    """A redactor applied to runs and their tasks: each task masked once, renamed ids noted
+    (``renamed``: old id -> new id). Shared by the site export and the Markdown export."""
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor

@@ -72,13 +72,17 @@ FAMILY = GalleryAxis("family", heading="Check family", column="Family",
                      empty="No run fails a check of this family.", **_CHECK_COLUMNS)
 KIND = GalleryAxis("kind", heading="Requirement kind", column="Kind",
                    empty="No run fails a check of this kind.", **_CHECK_COLUMNS)
+CAUSE = GalleryAxis("cause", heading="Cause kind", column="Cause",
+                    empty="No run fails a check with this cause.", **_CHECK_COLUMNS)
 PENALTY = GalleryAxis(
     "penalty", source="penalty", heading="Penalty kind", column="Penalty kind",
     page_title="{} \u00b7 episode penalties", empty="No episode run hit this penalty.", detail_is_code=True,
     hit_field="runs_hit", hit_label="Runs hitting it", with_label="Episode runs",
     count_field="steps", count_label="Penalized steps", unit=("step", "steps"),
 )
-"""The three axes: check families and requirement kinds (alerting runs), penalty kinds (episodes)."""
+"""The four axes: check families, requirement kinds and cause kinds (alerting runs, the
+cause as the grader gave it, ``no cause recorded`` for runs graded before causes), penalty
+kinds (episodes)."""
 
 
 @dataclass

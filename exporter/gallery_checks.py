@@ -1,9 +1,9 @@
-"""Failure gallery of alerting runs: failing checks across runs, by check family and by requirement kind.
+"""Failure gallery of alerting runs: failing checks across runs, by check family, by requirement kind and by cause kind.
 
 A run *fails* a check when the check's state at the run's last step is ``0``; each failure is
-added to the page of the check's family and to the page of its requirement's kind
-(:class:`exporter.gallery.FailureKind`), and its example links to the step where the check
-last turned red (docs/formats.md "Failure gallery").
+added to the page of the check's family, of its requirement's kind and of its cause's kind
+(:class:`exporter.gallery.FailureKind`), and its example links to the step blamed for it
+(:mod:`exporter.blame`) with the hunk highlighted (docs/formats.md "Failure gallery").
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from exporter.gallery import FAMILY, KIND, FailureKind, GalleryAxis, slug
+from exporter.blame import blame_at
+from exporter.gallery import CAUSE, FAMILY, KIND, FailureKind, GalleryAxis, slug
 from exporter.task_folder import TaskInfo
 
+NO_CAUSE_RECORDED = "no cause recorded"
+"""The cause kind of a failure in a run graded before causes existed."""
 GENERAL_KIND = "general"
 """The requirement kind of checks tied to no requirement (Syntax, Preservation, Tamper)."""
 
@@ -41,10 +44,16 @@ def _page(pages: dict[str, FailureKind], axis: GalleryAxis, name: str) -> Failur
 
 
 def _failure_example(document: dict[str, Any], task: TaskInfo, check: dict[str, Any],
-                     detail: str, states: list[str]) -> dict[str, Any]:
-    """One failing check of a run as a gallery example (the step where it last turned red)."""
+                     detail: str, states: list[str], steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """One failing check of a run as a gallery example: the step where it last turned red,
+    its cause and the blamed hunk."""
     turned = last_turned_red(states)
+    cause = (steps[-1].get("causes") or {}).get(check["id"]) or {}
+    blame = blame_at(steps, len(steps) - 1, check["id"]) or {}
     return {
+        "cause": cause.get("summary", ""),
+        "cause_kind": cause.get("kind", NO_CAUSE_RECORDED),
+        "hunk": blame.get("hunk"),
         "run_id": document["run_id"],
         "task_id": task.id,
         "policy": document.get("policy"),
@@ -74,9 +83,13 @@ def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: Task
             continue
         states = [step["checks"][index] if step["checks"] else "" for step in steps]
         detail = last["failed"].get(check["id"], "") or "(no detail recorded)"
-        example = _failure_example(document, task, check, detail, states)
+        example = _failure_example(document, task, check, detail, states, steps)
+        cause_page = _page(pages, CAUSE, example["cause_kind"])
+        cause_page.runs_with.add(run_id)
+        cause_page.checks.add((task.id, check["id"]))
         for page in targets:
             page.add_failure(run_id, detail, example)
+        cause_page.add_failure(run_id, example["cause"] or detail, example)
 
 
 def build_check_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str, Any]]]]) -> dict[str, Any]:
@@ -93,4 +106,4 @@ def build_check_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str
     by_axis: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for page in sorted(pages.values(), key=lambda p: (p.axis.name, p.name)):
         by_axis[page.axis.name].append(page.as_dict())
-    return {"families": by_axis["family"], "kinds": by_axis["kind"]}
+    return {"families": by_axis["family"], "kinds": by_axis["kind"], "causes": by_axis["cause"]}

@@ -98,14 +98,19 @@ def delta_failed(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     A check's detail appears at the step where it starts failing or its detail changes, and
     ``""`` where it stops (no detail any more); so the detail of a check at step n is the one
-    listed at the latest step at or before n (none listed: ``""``). ``steps`` is not changed.
+    listed at the latest step at or before n (none listed: ``""``). ``causes`` likewise, with
+    null where a cause ends. ``steps`` is not changed.
     """
     previous: dict[str, str] = {}
+    previous_causes: dict[str, Any] = {}
     out = []
     for step in steps:
         failed = step.get("failed") or {}
         new = {key: value for key, value in failed.items() if previous.get(key) != value}
         new.update({key: "" for key in previous if key not in failed})
-        previous = failed
-        out.append({**step, "failed": new})
+        causes = step.get("causes") or {}
+        new_causes = {k: v for k, v in causes.items() if previous_causes.get(k) != v}
+        new_causes.update({key: None for key in previous_causes if key not in causes})
+        previous, previous_causes = failed, causes
+        out.append({**step, "failed": new, "causes": new_causes})
     return out

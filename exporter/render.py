@@ -118,8 +118,8 @@ def render_pages(
         environment, templates_dir, "gallery_index.html",
         index=index, page="gallery/index.html", root="../", gallery=gallery,
     )
-    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("penalties") or []),
-                         *(gallery.get("outcomes") or [])]:
+    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
+                         *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]:
         pages[gallery_page["file"]] = _render(
             environment, templates_dir, "gallery_page.html",
             index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,

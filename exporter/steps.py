@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.errors import BadInput
+from exporter.blame import attach_blame
 from exporter.diffs import WorkspaceReplay
 from exporter.episodes import attach_episode_parts
 from exporter.llm_turns import llm_part
@@ -95,6 +96,7 @@ class _Level:
         self.total: float = 0.0
         self.checks = ""
         self.failed: dict[str, str] = {}
+        self.causes: dict[str, dict[str, Any]] = {}
 
 
 def _alerting_grade(
@@ -120,7 +122,24 @@ def _alerting_grade(
         raise BadInput(path, f"{where}.failed must be an object")
     level.total, level.checks = total, checks
     level.failed = {str(key): str(value) for key, value in failed.items()}
+    level.causes = recorded_causes(grade.get("causes"))
     return True, reward
+
+
+def recorded_causes(causes: Any) -> dict[str, dict[str, Any]]:
+    """A step grade's ``causes`` (untrusted run data) kept as ``{check id: {kind, summary,
+    why?, facts}}``: entries that are not objects with a string kind and summary are dropped
+    (a run graded before causes existed has none)."""
+    if not isinstance(causes, dict):
+        return {}
+    kept = {}
+    for key, cause in causes.items():
+        if isinstance(cause, dict) and isinstance(cause.get("kind"), str) \
+                and isinstance(cause.get("summary"), str):
+            facts = cause.get("facts") if isinstance(cause.get("facts"), dict) else {}
+            kept[str(key)] = {"kind": cause["kind"], "summary": cause["summary"], "facts": facts,
+                              **({"why": str(cause["why"])} if cause.get("why") else {})}
+    return kept
 
 
 def _episode_env(level: _Level, env: Any, n: int, path: Path) -> tuple[bool, float]:
@@ -138,7 +157,9 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
 
     Step ``n`` is trajectory step ``n + 1`` (n = 0 is the user step: the initial state).
     ``reward`` is the step's change (0 on n = 0 and on ungraded steps), ``total`` the level
-    after it (carried forward when ungraded), ``checks``/``failed`` carried forward likewise,
+    after it (carried forward when ungraded), ``checks``/``failed``/``causes`` carried forward
+    likewise, ``blame`` (alerting runs, :func:`exporter.blame.attach_blame`) at each step where
+    a check turns red,
     ``changed`` the catalog indices whose state differs from step n - 1. Alerting runs read
     ``extra.grade`` and replay ``write_file`` calls over ``task.pristine`` into ``diff``;
     episode runs read ``extra.env`` {reward, total} and have no checks and no diffs; their
@@ -188,6 +209,8 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
                 "checks": level.checks,
                 "changed": changed_indices(previous_checks, level.checks) if n else [],
                 "failed": dict(level.failed),
+                "causes": dict(level.causes),
+                "blame": {},
                 **({"orphans": orphans} if orphans else {}),
             }
         )
@@ -196,4 +219,6 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
             steps[-1]["llm"] = model_turn
     if not alerting:
         attach_episode_parts(steps, run.trajectory["steps"])
+    else:
+        attach_blame(steps, task.checks)
     return steps

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grader.causes import explain
 from grader.grading_pass import GradingPass
 from grader.probes import run_probes
 from grader.probes.evidence import Evidence
@@ -34,13 +35,16 @@ def gather_evidence(grading: GradingPass) -> Evidence:
     )
 
 
-def evaluate(grading: GradingPass, pristine: dict[str, float]) -> dict:
-    """The GradeResult (without ``timings``) of a pass whose syntax check has run.
+def evaluate(grading: GradingPass, pristine: dict[str, float], *, causes: bool = True) -> dict:
+    """The GradeResult (without ``timings``) of a pass whose syntax check has run; every
+    failing check carries its ``cause`` (:func:`grader.causes.explain`) unless ``causes`` is false.
 
     ``pristine``: requirement id -> q of the pristine repo ({} while grading it). Raises
     BadInput for an unknown probe or requirement kind, promtool.GraderError as above.
     """
     evidence = gather_evidence(grading)
     results, variant_pass = run_probes(evidence)
+    if causes:
+        explain(evidence, results)
     return score(grading.task_dir, grading.catalog, results, variant_pass, evidence.alert_names,
                  pristine, grading.syntax_errors)

@@ -61,8 +61,10 @@ class Grader:
         return dict(self._tools)
 
     def grade(self, task_dir: str | Path, workspace: str | Path | None = None, *,
-              pristine: dict[str, float] | None = None, keep: Path | None = None) -> dict:
-        """:func:`grade` with this grader's cache."""
+              pristine: dict[str, float] | None = None, keep: Path | None = None,
+              causes: bool = True) -> dict:
+        """:func:`grade` with this grader's cache; ``causes=False`` leaves failing checks
+        without a cause (the pristine scores need none)."""
         started = time.perf_counter()
         task_dir = Path(task_dir).resolve()
         catalog = load_catalog(task_dir)
@@ -77,7 +79,7 @@ class Grader:
             grading = GradingPass(task_dir, catalog, ws, Path(tmp), fingerprint=fingerprint,
                                   cache=self.cache)
             grading.check_syntax()
-            result = evaluate(grading, pristine)
+            result = evaluate(grading, pristine, causes=causes)
             if keep is not None:  # the benchmark replays the generated files to measure the floor
                 shutil.copytree(tmp, keep, dirs_exist_ok=True)
         result["tools"] = self.tools()
@@ -89,7 +91,7 @@ class Grader:
         """:func:`pristine_scores` with this grader's cache."""
         key = key or task_fingerprint(task_dir)
         return self.cache.pristine_scores(key, lambda: {
-            r["id"]: r["q"] for r in self.grade(task_dir, None, pristine={})["requirements"]})
+            r["id"]: r["q"] for r in self.grade(task_dir, None, pristine={}, causes=False)["requirements"]})
 
 
 DEFAULT_GRADER = Grader()

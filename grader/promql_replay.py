@@ -22,6 +22,7 @@ import yaml
 from grader import promtool
 from grader.grading_pass import GradingPass
 from grader.preservation import normalize_rule
+from grader.state_witnesses import alert_state_tests
 from grader.workspace import RuleFile, load_rule_file
 
 PROMTOOL_WORKERS = 2
@@ -122,12 +123,14 @@ def _replay(grading: GradingPass, checks: list[dict], reference_names: set[str])
         variants["reference"] = _reference_variant(grading.task_dir, replayed, by_scenario,
                                                    reference_names)
     jobs: list[tuple[str, Path]] = []
+    state_witnesses = alert_state_tests(checks, [r for _, _, r in grading.rule_entries()])
     for variant, (files, selected) in variants.items():
         if not selected:
             continue
         groups = _test_groups(selected, catalog.get("input_series", {}),
-                              alert_witnesses if variant == "integrated" else {})
-        paths = _write_tests(grading.tmp / variant, files, groups,
+                              alert_witnesses if variant == "integrated" else {},
+                              state_witnesses if variant == "integrated" else {})
+        paths = write_tests(grading.tmp / variant, files, groups,
                              catalog.get("evaluation_interval", "1m"))
         jobs += [(variant, path) for path in paths]
     with ThreadPoolExecutor(max_workers=PROMTOOL_WORKERS) as pool:
@@ -171,9 +174,11 @@ def _reference_variant(task_dir: Path, replayed: list[RuleFile], by_scenario: di
     return stripped + [ref_file], ref_checks
 
 
-def _test_groups(selected: dict[str, list[dict]], series: dict, alert_witnesses: dict) -> list[dict]:
+def _test_groups(selected: dict[str, list[dict]], series: dict, alert_witnesses: dict,
+                 state_witnesses: dict[str, list[dict]]) -> list[dict]:
     """promtool test groups, one per scenario in name order: each check's tagged expression,
-    its witness when it expects samples, and the scenario's alert witnesses."""
+    its witness when it expects samples, the scenario's alert witnesses and its alert-state
+    witnesses (:func:`grader.causes.alert_state.alert_state_tests`)."""
     groups = []
     for scenario_id in sorted(selected):
         witnesses = alert_witnesses.get(scenario_id, ())
@@ -186,6 +191,7 @@ def _test_groups(selected: dict[str, list[dict]], series: dict, alert_witnesses:
             if probe["exp_samples"]:  # a check expecting nothing shows its own got
                 tests.append({"expr": promtool.tagged(witness_expr(probe), "witness", check["id"]),
                               "eval_time": probe["eval_time"], "exp_samples": []})
+        tests += state_witnesses.get(scenario_id, [])
         groups.append({"name": scenario_id, "input_series": series.get(scenario_id, []),
                        "promql_expr_test": tests,
                        "alert_rule_test": [
@@ -194,7 +200,7 @@ def _test_groups(selected: dict[str, list[dict]], series: dict, alert_witnesses:
     return groups
 
 
-def _write_tests(folder: Path, files: list[RuleFile], groups: list[dict], interval: str) -> list[Path]:
+def write_tests(folder: Path, files: list[RuleFile], groups: list[dict], interval: str) -> list[Path]:
     """One promtool test file per chunk of ``groups`` under ``folder/part-N/``, beside the
     pruned rule files it reads (``rules/NNN.yml``); returns the test files' paths."""
     paths = []

@@ -31,6 +31,7 @@ __all__ = [
     "check_config",
     "resolve_many",
     "resolve_receivers",
+    "route_tree",
 ]
 
 _WARNING_PREFIX = "Warning:"
@@ -111,6 +112,16 @@ def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
         raise RoutingError(f"cannot run {argv[0]!r}: {exc}") from None
 
 
+def _run_routes_test(argv: list[str], config_file: Path | str, timeout: float):
+    """``amtool config routes test`` run; RoutingError with amtool's message when it fails."""
+    proc = _run(argv, timeout)
+    if proc.returncode != 0:
+        raise RoutingError(
+            f"amtool failed on {config_file}: {_amtool_message(proc)} (command: {shlex.join(argv)})"
+        )
+    return proc
+
+
 def resolve_receivers(
     config_file: Path,
     labels: dict[str, str],
@@ -133,11 +144,7 @@ def resolve_receivers(
     argv = amtool_argv(config_file, labels, amtool=amtool)
     if not Path(config_file).is_file():
         raise RoutingError(f"alertmanager config not found: {config_file}")
-    proc = _run(argv, timeout)
-    if proc.returncode != 0:
-        raise RoutingError(
-            f"amtool failed on {config_file}: {_amtool_message(proc)} (command: {shlex.join(argv)})"
-        )
+    proc = _run_routes_test(argv, config_file, timeout)
     out = [ln for ln in without_log_lines(proc.stdout).splitlines() if ln.strip()]
     if len(out) != 1:
         raise RoutingError(
@@ -192,3 +199,33 @@ def check_config(
         elif details and ln.strip():
             details.append(ln.strip())  # continuation lines of a yaml error
     return "; ".join(details) if details else _amtool_message(proc)
+
+
+def route_tree(
+    config_file: Path,
+    labels: dict[str, str],
+    *,
+    amtool: str | None = None,
+    timeout: float = 10.0,
+) -> list[str]:
+    """The matching routes amtool prints for ``labels`` with ``config routes test --tree``
+    (Alertmanager 0.25 ``cli/test_routing.go``): the tree lines under ``Matching routes:``,
+    e.g. ``["└── default-route", "    ├── {notify=\"chat\"}  receiver: chat-oncall"]``
+    (the ``.`` root line left out), in amtool's order.
+
+    Raises :class:`RoutingError` like :func:`resolve_receivers`.
+    """
+    argv = amtool_argv(config_file, labels, amtool=amtool)
+    argv.insert(4, "--tree")
+    proc = _run_routes_test(argv, config_file, timeout)
+    lines = without_log_lines(proc.stdout).splitlines()
+    if "Matching routes:" not in [ln.strip() for ln in lines]:
+        raise RoutingError(f"unexpected amtool --tree output: {proc.stdout!r}")
+    start = [ln.strip() for ln in lines].index("Matching routes:") + 1
+    tree = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        if line.strip() != ".":
+            tree.append(line.rstrip())
+    return tree

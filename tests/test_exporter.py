@@ -37,6 +37,8 @@ STEP_KEYS = {
     "checks",
     "changed",
     "failed",
+    "causes",
+    "blame",
 }
 
 

@@ -49,8 +49,11 @@ def test_checks_whose_final_state_differs_are_listed_with_details(page, served_s
     partial = run_file(served_site, "fixture-partial-s1")
     detail = next(s["failed"]["pres-1"] for s in reversed(partial["steps"]) if "pres-1" in s["failed"])
     assert detail and detail in pres.inner_text()
-    link = pres.locator('td[data-side="b"] a').get_attribute("href")
+    link = pres.locator('td[data-side="b"] a.state-pill').get_attribute("href")
     assert link == "run.html?run=fixture-partial-s1&step=4&check=pres-1"
+    # issue 15: the failing side also links to the step and hunk that broke it
+    blame = pres.locator('td[data-side="b"] a.blame-link').get_attribute("href")
+    assert blame == "run.html?run=fixture-partial-s1&step=2&check=pres-1&hunk=0"
     assert page.locator("#compare-checks-count").inner_text() == "2"
 
 

@@ -89,7 +89,8 @@ def test_hovering_a_cell_reads_it_out(page, served_site):
     canvas = page.locator("#matrix-canvas")
     width = int(canvas.get_attribute("data-cell-width"))
     canvas.hover(position={"x": 2 * width + width / 2, "y": 5 * 14 + 7})
-    assert page.locator("#matrix-readout").inner_text() == "Step 2 \u00b7 pres-1: fails"
+    assert page.locator("#matrix-readout").inner_text() == (
+        "Step 2 \u00b7 pres-1: fails (broken at step 2, hunk 1; its check list entry links there)")
 
 
 def test_deep_link_marks_step_column_and_check_row(page, served_site):

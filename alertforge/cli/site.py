@@ -18,12 +18,19 @@ from contract.paths import SITE_DIR, SPACE_DIR, task_dirs
 
 
 def add_export(sub) -> None:
-    """``export RUNS... --out DIR [--single-file OUT.html]``."""
-    export = sub.add_parser("export", help="export runs into site data and pages")
+    """``export RUNS... --out DIR [--single-file OUT.html]`` and ``export RUN --markdown
+    [--out FILE] [--site-url URL]``."""
+    export = sub.add_parser("export", help="export runs into site data and pages, or one run as Markdown")
     export.add_argument("runs", nargs="+", help="run folders, or folders of run folders")
-    export.add_argument("--out", help="site folder to write")
+    export.add_argument("--out", help="site folder to write (with --markdown: the Markdown file; "
+                        "default stdout)")
     export.add_argument("--single-file", metavar="OUT.html",
                         help="also (or only) write one self-contained HTML file that works via file://")
+    export.add_argument("--markdown", action="store_true",
+                        help="write the one run given as Markdown to paste into a chat or an issue: "
+                        "task, steps, reward, failing checks with causes and blame")
+    export.add_argument("--site-url", metavar="URL",
+                        help="with --markdown: the published viewer, so cut parts link to their step")
     add_redaction_options(export, "(token formats, secret config fields, URL credentials, "
                           "private keys, webhooks, e-mail addresses) in every string")
     add_tasks_option(export, repeatable=True,
@@ -41,6 +48,8 @@ def export_command(args: argparse.Namespace) -> int:
     from exporter.export import export_site
     from exporter.single_file import export_single_file
 
+    if args.markdown:
+        return markdown_command(args)
     if not args.out and not args.single_file:
         raise BadInput("--out", "export needs --out DIR or --single-file OUT.html")
     runs = [Path(p) for p in args.runs]
@@ -56,6 +65,30 @@ def export_command(args: argparse.Namespace) -> int:
         summary = export_single_file(runs, Path(args.single_file), redactor=masker, task_index=index)
         print(f"wrote {summary['runs']} runs into {args.single_file} ({summary['bytes']} bytes)")
         _print_redaction(masker, summary.get("renamed_ids", []))
+    return 0
+
+
+def markdown_command(args: argparse.Namespace) -> int:
+    """``export RUN --markdown``: the run as Markdown on stdout, or atomically into ``--out``.
+
+    Raises:
+        BadInput: not exactly one run folder, ``--single-file`` given too, or a run that
+            cannot be read (names the file).
+    """
+    import sys
+
+    from contract.files import write_atomic
+    from exporter.markdown import run_markdown
+
+    if len(args.runs) != 1 or args.single_file:
+        raise BadInput("--markdown", "export --markdown takes exactly one run folder and no --single-file")
+    text = run_markdown(Path(args.runs[0]), redactor=redactor(args), task_index=task_index(args),
+                        site_url=args.site_url)
+    if args.out:
+        write_atomic(Path(args.out), text)
+        print(f"wrote {args.out} ({len(text)} characters)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

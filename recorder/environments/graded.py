@@ -23,7 +23,8 @@ def grade_summary(result: dict, previous_reward: float | None) -> dict:
 
     ``result`` is a GradeResult (contract.grade); ``previous_reward`` the level before this
     step (None for the initial grade, whose delta is 0). Shape: ``{reward, delta, checks,
-    keys, requirements: {id: {q, s}}, failed: {check id: detail}, grade_s}``.
+    keys, requirements: {id: {q, s}}, failed: {check id: detail}, causes: {check id: cause},
+    grade_s}`` (``causes`` only names failing checks that have one).
     """
     reward = result["reward"]
     return {
@@ -33,6 +34,8 @@ def grade_summary(result: dict, previous_reward: float | None) -> dict:
         "keys": result["keys"],
         "requirements": {r["id"]: {"q": r["q"], "s": r["s"]} for r in result["requirements"]},
         "failed": {c["id"]: c["detail"] for c in result["checks"] if c["passed"] is False},
+        "causes": {c["id"]: c["cause"] for c in result["checks"]
+                   if c["passed"] is False and c.get("cause")},
         "grade_s": result.get("timings", {}).get("total_s"),
     }
 

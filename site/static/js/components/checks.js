@@ -49,6 +49,8 @@ function checkPrototype() {
       el("div", { class: "check-line" }, el("span", { class: "check-label" }), el("span", { class: "changed-mark" }, "changed")),
       el("div", { class: "check-meta" }, el("span", { class: "family" }), " ", el("code")),
       el("div", { class: "check-detail" }),
+      el("div", { class: "check-cause", hidden: "" }, el("span", { class: "cause-kind" }), " ", el("span", { class: "cause-text" })),
+      el("div", { class: "check-blame", hidden: "" }, el("a", { class: "blame-link" })),
     ),
   );
 }
@@ -61,7 +63,7 @@ function buildGroup(group, prototype, built) {
   for (const { check, index } of group.checks) {
     const item = prototype.cloneNode(true);
     const [mark, body] = item.children;
-    const [line, meta, detail] = body.children;
+    const [line, meta, detail, cause, blame] = body.children;
     item.setAttribute("title", check.note || "");
     item.setAttribute("data-check-id", check.id);
     item.setAttribute("data-index", String(index));
@@ -71,19 +73,29 @@ function buildGroup(group, prototype, built) {
     meta.lastChild.textContent = check.id;
     list.append(item);
     built.byItem.set(item, check.id);
-    built.items.push({ item, mark, detail, check, index, counter, state: null, isChanged: null, detailText: null, selected: false });
+    built.items.push({ item, mark, detail, cause, blame, check, index, counter, state: null, isChanged: null, detailText: null, selected: false, why: null });
   }
   return el("section", { class: "check-group", dataset: { req: group.requirement ? group.requirement.id : "" } }, el("header", null, groupHeading(group.requirement), counter), list);
 }
 
-/** Clicks and Enter/Space on a check item call onSelectCheck(check id). */
-function installSelection(container, byItem, onSelectCheck) {
+/**
+ * Clicks and Enter/Space on a check item call onSelectCheck(check id); a click on its blame link
+ * calls onOpenBlame(step, hunk, check id) instead (the link's href is the same place as a permalink).
+ */
+function installSelection(container, byItem, onSelectCheck, onOpenBlame) {
   const itemOf = (event) => {
     const item = event.target instanceof Element ? event.target.closest("li.check") : null;
     return item && byItem.has(item) ? item : null;
   };
   container.onclick = (event) => {
     const item = itemOf(event);
+    const link = event.target instanceof Element ? event.target.closest("a.blame-link") : null;
+    if (item && link && onOpenBlame) {
+      event.preventDefault();
+      const hunk = link.dataset.hunk === "" ? null : Number(link.dataset.hunk);
+      onOpenBlame(Number(link.dataset.step), hunk, byItem.get(item));
+      return;
+    }
     if (item) onSelectCheck(byItem.get(item));
   };
   container.onkeydown = (event) => {
@@ -95,8 +107,29 @@ function installSelection(container, byItem, onSelectCheck) {
   };
 }
 
+/** A failing check's cause line and blame link ({cause, blame, href} from whyOf, or null). */
+function updateWhy(entry, why) {
+  if (entry.why === why || (why && entry.why && why.cause === entry.why.cause && why.href === entry.why.href)) return;
+  entry.why = why;
+  const cause = why && why.cause;
+  entry.cause.hidden = !cause;
+  entry.cause.firstChild.textContent = cause ? cause.kind : "";
+  entry.cause.lastChild.textContent = cause ? cause.summary : "";
+  entry.cause.setAttribute("data-cause-kind", cause ? cause.kind : "");
+  const blame = why && why.blame;
+  entry.blame.hidden = !blame;
+  const link = entry.blame.firstChild;
+  if (!blame) return;
+  link.setAttribute("href", why.href);
+  link.dataset.step = String(blame.step);
+  link.dataset.hunk = blame.hunk === null || blame.hunk === undefined ? "" : String(blame.hunk);
+  link.textContent = blame.step === 0
+    ? "Failing from the start (the pristine repo)"
+    : `Broken at step ${blame.step}${link.dataset.hunk === "" ? "" : `, hunk ${blame.hunk + 1}`}: show the change`;
+}
+
 /** Set one check item's state, changed mark, detail and selection for `step`; returns its state. */
-function updateEntry(entry, step, changed, selectedCheckId, detailOf) {
+function updateEntry(entry, step, changed, selectedCheckId, detailOf, whyOf) {
   const state = STATES[step.checks[entry.index]] || "na";
   const isChanged = changed.has(entry.index);
   const detailText = state === "fail" ? (detailOf ? detailOf(entry.check.id) : (step.failed || {})[entry.check.id] || "") : "";
@@ -111,6 +144,7 @@ function updateEntry(entry, step, changed, selectedCheckId, detailOf) {
     entry.detail.textContent = detailText;
     entry.detail.hidden = detailText === "";
   }
+  updateWhy(entry, state === "fail" && whyOf ? whyOf(entry.check.id, entry.index) : null);
   const selected = entry.check.id === selectedCheckId;
   if (entry.selected !== selected) {
     entry.selected = selected;
@@ -139,12 +173,13 @@ function noChecks(container, summary) {
 
 /**
  * Build the panel (groups and one <li> per check) and return update(step, selectedCheckId,
- * detailOf), which sets each check's state for that step; onSelectCheck(id) is called when a check
- * is clicked. With `firstChecks`, only the groups holding the first that many checks are built
+ * detailOf, whyOf), which sets each check's state for that step (whyOf(id, index): a failing
+ * check's {cause, blame, href} or null); onSelectCheck(id) is called when a check is clicked,
+ * onOpenBlame(step, hunk, id) when its blame link is. With `firstChecks`, only the groups holding the first that many checks are built
  * now (enough to fill the screen before the first paint); update.finish() builds the others (and
  * applies the last update to them). Without it everything is built at once.
  */
-export function renderChecks(container, summary, task, onSelectCheck, firstChecks = Infinity) {
+export function renderChecks(container, summary, task, onSelectCheck, firstChecks = Infinity, onOpenBlame = null) {
   clear(container);
   const legend = document.getElementById("checks-legend");
   if (legend) legend.hidden = task.checks.length === 0;
@@ -158,15 +193,15 @@ export function renderChecks(container, summary, task, onSelectCheck, firstCheck
     container.append(fragment);
   }
   build(firstChecks);
-  installSelection(container, built.byItem, onSelectCheck);
+  installSelection(container, built.byItem, onSelectCheck, onOpenBlame);
 
   let last = null;
-  function update(step, selectedCheckId, detailOf) {
-    last = [step, selectedCheckId, detailOf];
+  function update(step, selectedCheckId, detailOf, whyOf) {
+    last = [step, selectedCheckId, detailOf, whyOf];
     const changed = new Set(step.changed);
     const counts = new Map(built.counters.map((counter) => [counter, { pass: 0, applicable: 0 }]));
     for (const entry of built.items) {
-      const state = updateEntry(entry, step, changed, selectedCheckId, detailOf);
+      const state = updateEntry(entry, step, changed, selectedCheckId, detailOf, whyOf);
       const count = counts.get(entry.counter);
       if (state !== "na") count.applicable += 1;
       if (state === "pass") count.pass += 1;

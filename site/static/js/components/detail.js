@@ -17,12 +17,16 @@ function hunkStarts(header) {
   return match ? [Number(match[1]), Number(match[2])] : [null, null];
 }
 
-/** A <table> for a diff object {path, old_exists, hunks[{header, lines[[op, text]]}]}. */
-export function renderDiff(diff) {
+/**
+ * A <table> for a diff object {path, old_exists, hunks[{header, lines[[op, text]]}]}; every row
+ * carries data-hunk (the hunk's index); with linkOf(index), each hunk header links to that hunk.
+ */
+export function renderDiff(diff, linkOf = null) {
   if (diff.hunks.length === 0) return el("p", { class: "muted" }, "No change: the file was written with the content it already had.");
   const body = el("tbody");
-  for (const hunk of diff.hunks) {
-    body.append(el("tr", { class: "hunk-header" }, el("td", { colspan: "3" }, hunk.header)));
+  for (const [index, hunk] of diff.hunks.entries()) {
+    const link = linkOf ? el("a", { class: "permalink", href: linkOf(index), "aria-label": `Link to hunk ${index + 1}` }, "#") : null;
+    body.append(el("tr", { class: "hunk-header", dataset: { hunk: String(index) } }, el("td", { colspan: "3" }, hunk.header, link ? " " : null, link)));
     let [oldLine, newLine] = hunkStarts(hunk.header);
     if (oldLine === 0) oldLine = 1;
     if (newLine === 0) newLine = 1;
@@ -32,7 +36,7 @@ export function renderDiff(diff) {
       body.append(
         el(
           "tr",
-          { class: ["diff-line", OP_CLASS[op] || "ctx"], dataset: { op } },
+          { class: ["diff-line", OP_CLASS[op] || "ctx"], dataset: { op, hunk: String(index) } },
           el("td", { class: "line-number" }, String(oldNumber)),
           el("td", { class: "line-number" }, String(newNumber)),
           el("td", { class: "line-text" }, el("span", { class: "op", "aria-hidden": "true" }, op), text),
@@ -47,8 +51,15 @@ function argumentsText(args) {
   return JSON.stringify(args, null, 2);
 }
 
-/** Show step in the #step-detail section. */
-export function renderStepDetail(step, kind) {
+/** Mark the rows of diff hunk `index` of the shown step (.hunk-highlight); null clears the mark. */
+export function highlightHunk(index) {
+  for (const row of document.querySelectorAll("#step-diff tr.hunk-highlight")) row.classList.remove("hunk-highlight");
+  if (index === null || index === undefined) return;
+  for (const row of document.querySelectorAll(`#step-diff tr[data-hunk="${Number(index)}"]`)) row.classList.add("hunk-highlight");
+}
+
+/** Show step in the #step-detail section; hunkLink(index) gives each diff hunk's permalink. */
+export function renderStepDetail(step, kind, hunkLink = null) {
   fill(byId("step-heading"), `Step ${step.n}`);
   const toolName = byId("step-tool");
   if (step.tool) fill(toolName, step.tool.name);
@@ -73,7 +84,7 @@ export function renderStepDetail(step, kind) {
   if (step.diff) {
     fill(byId("step-diff-path"), step.diff.path);
     if (!step.diff.old_exists) diffTarget.append(el("p", { class: "muted new-file" }, "New file."));
-    diffTarget.append(renderDiff(step.diff));
+    diffTarget.append(renderDiff(step.diff, hunkLink));
   } else {
     fill(byId("step-diff-path"), "");
   }

@@ -9,6 +9,7 @@
 // Clicking a cell calls onSelect(n, checkId): that step, with that check selected.
 
 import { el, clear, fill } from "../lib/dom.js";
+import { blameAt } from "../lib/data.js";
 
 const ROW_HEIGHT = 14;
 const MIN_CELL = 3;
@@ -111,7 +112,9 @@ export function renderMatrix(container, steps, task, onSelect) {
     hovered = key;
     if (!cell) return;
     const check = checks[cell.index];
-    const text = `Step ${cell.n} \u00b7 ${check.id}: ${STATE_WORDS[cellState(steps[cell.n], cell.index)]}`;
+    const blame = blameAt({ steps }, cell.n, cell.index, check.id);
+    const broken = blame && blame.step > 0 ? ` (broken at step ${blame.step}${blame.hunk === null ? "" : `, hunk ${blame.hunk + 1}`}; its check list entry links there)` : "";
+    const text = `Step ${cell.n} \u00b7 ${check.id}: ${STATE_WORDS[cellState(steps[cell.n], cell.index)]}${broken}`;
     canvas.title = text;
     fill(readout, text);
   });

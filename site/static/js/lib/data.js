@@ -193,20 +193,25 @@ export function stateAt(step, index) {
   return step && step.checks ? step.checks[index] || "" : "";
 }
 
-const detailIndexes = new WeakMap();
+const deltaIndexes = { failed: new WeakMap(), causes: new WeakMap() };
 
-function detailIndex(run) {
-  let index = detailIndexes.get(run);
+// check id -> [[step n, value], ...] of a field run files list only where it starts or changes.
+function deltaIndex(run, field) {
+  let index = deltaIndexes[field].get(run);
   if (index) return index;
   index = new Map();
   run.steps.forEach((step, n) => {
-    for (const [checkId, detail] of Object.entries(step.failed || {})) {
+    for (const [checkId, value] of Object.entries(step[field] || {})) {
       if (!index.has(checkId)) index.set(checkId, []);
-      index.get(checkId).push([n, detail]);
+      index.get(checkId).push([n, value]);
     }
   });
-  detailIndexes.set(run, index);
+  deltaIndexes[field].set(run, index);
   return index;
+}
+
+function detailIndex(run) {
+  return deltaIndex(run, "failed");
 }
 
 /**
@@ -224,6 +229,34 @@ export function failureAt(run, n, checkId) {
     else high = middle - 1;
   }
   return entries[low][1] || "";
+}
+
+/**
+ * The cause ({kind, summary, why?, facts}) of failing check `checkId` at step n, or null: run files
+ * list a cause only where it starts or changes (null where it ends), like the details.
+ */
+export function causeAt(run, n, checkId) {
+  let found = null;
+  for (const [m, cause] of deltaIndex(run, "causes").get(checkId) || []) {
+    if (m > n) break;
+    found = cause;
+  }
+  return found && typeof found.summary === "string" ? found : null;
+}
+
+/**
+ * The blame of check `index` (id `checkId`) failing at step n: {step, hunk} of the latest step at
+ * or before n where it turned red (hunk: that step's diff hunk index, or null), or null when it
+ * does not fail at n.
+ */
+export function blameAt(run, n, index, checkId) {
+  if (stateAt(run.steps[n], index) !== "0") return null;
+  for (let m = n; m >= 0; m -= 1) {
+    const blame = run.steps[m].blame || {};
+    if (Object.hasOwn(blame, checkId)) return { step: m, hunk: blame[checkId] };
+    if (stateAt(run.steps[m], index) !== "0") break;
+  }
+  return null;
 }
 
 /** The step's final reward level: run.final.reward when it is a number, else the last step's total. */

@@ -13,7 +13,7 @@
 // Every string from a run is inserted as text (see dom.js).
 
 import { byId, el, fill, svg, clear } from "../lib/dom.js";
-import { failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "../lib/data.js";
+import { blameAt, causeAt, failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "../lib/data.js";
 import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
 import { pageQuery, readParams, writeParams } from "../lib/params.js";
 
@@ -28,10 +28,22 @@ function showError(message) {
   box.hidden = false;
 }
 
-function runLink(run, n, checkId) {
+function runLink(run, n, checkId, hunk = null) {
   const params = new URLSearchParams({ run: run.run_id, step: String(n) });
   if (checkId) params.set("check", checkId);
+  if (hunk !== null && hunk !== undefined) params.set("hunk", String(hunk));
   return `run.html?${params.toString()}`;
+}
+
+/** A failing check's cause line and the link to the step (and hunk) that broke it. */
+function whyParts(run, n, index, check) {
+  const cause = causeAt(run, n, check.id);
+  const blame = blameAt(run, n, index, check.id);
+  return [
+    cause ? el("div", { class: "check-cause", dataset: { causeKind: cause.kind } }, el("span", { class: "cause-kind" }, cause.kind), " ", cause.summary) : null,
+    blame ? el("div", { class: "check-blame" }, el("a", { class: "blame-link", href: runLink(run, blame.step, check.id, blame.hunk), dataset: { step: String(blame.step) } },
+      blame.step === 0 ? "Failing from the start (the pristine repo)" : `Broken at step ${blame.step}${blame.hunk === null ? "" : `, hunk ${blame.hunk + 1}`}`)) : null,
+  ];
 }
 
 function renderMeta(target, run) {
@@ -131,6 +143,7 @@ function stateCell(run, n, index, check, side) {
     { class: "compare-state", dataset: { side, state } },
     el("a", { class: ["state-pill", `state-${state}`], href: runLink(run, n, check.id) }, STATE_WORDS[state]),
     detail ? el("div", { class: "check-detail" }, detail) : null,
+    ...(state === "fail" ? whyParts(run, n, index, check) : []),
   );
 }
 

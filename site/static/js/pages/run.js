@@ -1,4 +1,6 @@
-// Run view: steps through one run, chosen by the URL (?run=ID&step=N&check=ID).
+// Run view: steps through one run, chosen by the URL (?run=ID&step=N&check=ID&hunk=H&cause=1).
+// Permalinks: &check= selects and scrolls to a check, &cause=1 highlights its cause, &hunk=H
+// highlights hunk H of the step's diff (tr[data-hunk=H], .hunk-highlight) and scrolls to it.
 //
 // Stable ids and data attributes (tests and deep links rely on them):
 //   #run-error         shown (role=alert) with a message when the run or its task cannot be loaded
@@ -22,18 +24,23 @@
 //   #check-inspector   the selected check: state, scenario plot, reproduce panel (see inspector.js)
 //   #matrix-panel      the check x step matrix (see matrix.js); a click opens that step with that check selected
 //   #checks-panel      li.check[data-check-id][data-index][data-state="pass|fail|na"][data-changed="1"|"0"],
-//                      failing checks show their detail in .check-detail; #checks-summary "p/a pass"
+//                      failing checks show their detail in .check-detail, their cause in .check-cause
+//                      (.cause-kind, .cause-text) and a.blame-link[data-step][data-hunk] to the step that
+//                      broke it; #checks-summary "p/a pass"
+//   #step-permalink, #check-permalink, #cause-permalink   links to the step, selected check, its cause
+//   #copy-markdown     copies the run as Markdown (#copy-markdown-status says what happened)
 //
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
 import { byId, fill, el } from "../lib/dom.js";
-import { failureAt, headMismatch, loadRun, loadRunHead, loadTask, runAlias, startRunDownload } from "../lib/data.js";
+import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, runAlias, startRunDownload } from "../lib/data.js";
 import { formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
-import { renderStepDetail } from "../components/detail.js";
+import { highlightHunk, renderStepDetail } from "../components/detail.js";
 import { renderModelTurn, renderRunModel } from "../components/model-turn.js";
 import { renderStepAtif } from "../components/atif-parts.js";
 import { renderTrialPanel } from "../components/trial-panel.js";
+import { pageQuery } from "../lib/params.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page preloads only the
 // above, so fewer files stand between the navigation and the first step). params.js too: the
@@ -53,7 +60,7 @@ function laterModules() {
 
 const noop = () => {};
 // source: the whole run once loaded, else its head ({..., step_count, last_total, steps: first steps}).
-const state = { run: null, head: null, source: null, task: null, step: 0, check: null, views: null };
+const state = { run: null, head: null, source: null, task: null, step: 0, check: null, views: null, hunk: null, cause: false };
 
 function showError(message) {
   byId("run-loading").hidden = true;
@@ -75,11 +82,47 @@ function clampStep(value) {
 
 let writeParams = null;
 
-function writeUrl() {
-  if (writeParams) writeParams({ run: state.source.run_id, step: state.step, check: state.check });
+function place(step, check, hunk, cause) {
+  return { run: state.source.run_id, step, check, hunk: hunk ?? null, cause: cause ? 1 : null };
 }
 
-function show(n) {
+function permalink(params) {
+  return `run.html?${pageQuery(Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && v !== "")))}`;
+}
+
+function writeUrl() {
+  if (writeParams) writeParams(place(state.step, state.check, state.hunk, state.cause));
+}
+
+/** A failing check's cause and blame at the current step, for the checks panel. */
+function whyOf(checkId, index) {
+  const source = state.source;
+  const cause = causeAt(source, state.step, checkId);
+  const blame = source === state.run ? blameAt(source, state.step, index, checkId) : null;
+  return { cause, blame, href: blame ? permalink(place(blame.step, checkId, blame.hunk, false)) : "" };
+}
+
+function updatePermalinks() {
+  byId("step-permalink").setAttribute("href", permalink(place(state.step, null, null, false)));
+  const check = byId("check-permalink");
+  check.hidden = !state.check;
+  if (state.check) check.setAttribute("href", permalink(place(state.step, state.check, null, false)));
+  const index = state.task.checks.findIndex((c) => c.id === state.check);
+  const failing = index >= 0 && (state.source.steps[state.step].checks || "")[index] === "0";
+  const cause = byId("cause-permalink");
+  cause.hidden = !failing || !causeAt(state.source, state.step, state.check);
+  if (!cause.hidden) cause.setAttribute("href", permalink(place(state.step, state.check, null, true)));
+}
+
+function highlightCause() {
+  for (const node of document.querySelectorAll(".check-cause.highlight")) node.classList.remove("highlight");
+  if (!state.cause || !state.check) return;
+  const node = document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"] .check-cause`);
+  if (node) node.classList.add("highlight");
+}
+
+function show(n, keepHunk = false) {
+  if (!keepHunk && clampStep(n) !== state.step) state.hunk = null;
   state.step = clampStep(n);
   const source = state.source;
   const step = source.steps[state.step];
@@ -96,19 +139,33 @@ function show(n) {
   byId("btn-last").disabled = !moving || state.step === last;
   state.views.timeline(state.step);
   state.views.curve(state.step);
-  state.views.checks(step, state.check, (checkId) => failureAt(source, state.step, checkId));
+  state.views.checks(step, state.check, (checkId) => failureAt(source, state.step, checkId), whyOf);
   state.views.matrix(state.step, state.check);
   state.views.inspector(source, state.step, state.check);
-  renderStepDetail(step, source.kind);
+  renderStepDetail(step, source.kind, (hunk) => permalink(place(state.step, state.check, hunk, false)));
   renderModelTurn(step);
   renderStepAtif(step, source);
+  highlightHunk(state.hunk);
+  highlightCause();
+  updatePermalinks();
   if (state.views.episode) state.views.episode(state.step);
   writeUrl();
 }
 
 function selectCheck(checkId) {
   state.check = state.check === checkId ? null : checkId;
-  show(state.step);
+  state.cause = false;
+  show(state.step, true);
+}
+
+/** Open the step that broke a check, its hunk highlighted (the checks panel's blame link). */
+function openBlame(n, hunk, checkId) {
+  state.check = checkId;
+  state.hunk = hunk;
+  state.cause = false;
+  show(n, true);
+  const row = document.querySelector("#step-diff tr.hunk-highlight");
+  if (row) row.scrollIntoView({ block: "center" });
 }
 
 function selectCell(n, checkId) {
@@ -189,12 +246,12 @@ function showFromHead(wanted) {
   state.views = {
     timeline: noop,
     curve: noop,
-    checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.task, selectCheck, FIRST_CHECKS),
+    checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.task, selectCheck, FIRST_CHECKS, openBlame),
     matrix: noop,
     inspector: noop,
     episode: null,
   };
-  show(wanted);
+  show(wanted, true);
   markFirstStep();
 }
 
@@ -214,7 +271,7 @@ async function showWhole(modules) {
     performance.mark(`built-${name}`);
     return value;
   };
-  const checks = drawnFromHead ? state.views.checks : timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck));
+  const checks = drawnFromHead ? state.views.checks : timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck, Infinity, openBlame));
   checks.finish();
   state.views = {
     timeline: timed("timeline", () => modules.renderTimeline(byId("timeline"), run.steps, show)),
@@ -231,7 +288,8 @@ async function showWhole(modules) {
   const focusSearch = modules.installRunSearch(run, () => state.step, show);
   modules.installNavigation({ step: () => state.step, last: lastStep, show }, focusSearch);
   byId("run-rest-status").hidden = true;
-  show(state.step);
+  show(state.step, true);
+  byId("copy-markdown").addEventListener("click", () => import("../components/markdown.js").then((m) => m.copyRunMarkdown(run, task, byId("copy-markdown-status"))));
   performance.mark("built-views");
   markFirstStep();
   // The matrix (a canvas of every check at every step) comes after the step is painted.
@@ -239,10 +297,9 @@ async function showWhole(modules) {
   markFirstPaint();
   state.views.matrix = timed("matrix", () => modules.renderMatrix(byId("matrix"), run.steps, task, selectCell));
   state.views.matrix(state.step, state.check);
-  if (state.check) {
-    const item = document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"]`);
-    if (item) item.scrollIntoView({ block: "center" });
-  }
+  const target = state.hunk !== null ? document.querySelector("#step-diff tr.hunk-highlight")
+    : state.check ? document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"]${state.cause ? " .check-cause" : ""}`) : null;
+  if (target) target.scrollIntoView({ block: "center" });
   view.dataset.loaded = "all";
   document.body.dataset.ready = "1";
 }
@@ -255,6 +312,9 @@ async function main() {
     return;
   }
   state.check = params.get("check");
+  const hunk = Number.parseInt(params.get("hunk") ?? "", 10);
+  state.hunk = Number.isFinite(hunk) && hunk >= 0 ? hunk : null;
+  state.cause = params.get("cause") === "1";
   const wanted = params.get("step") ?? 0;
   let modules = null;
   try {

@@ -1,0 +1,70 @@
+"""Blame: for every failing check, the step at which it last went from pass (or not graded) to fail, and the diff hunk of that step that did it.
+
+Computed from the per-step check states and diffs alone (the exporter reads files only). The
+hunk is the one of that step's diff whose changed lines name most of what the check's cause
+names (alert, receiver, label, matcher); the first changed hunk when none names anything;
+none when the step changed no file (step 0, the pristine repo, or an ungraded step).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_:.-]{2,}")
+_FACT_KEYS = ("alert", "receiver", "label", "item", "matcher", "file")
+
+
+def _cause_tokens(check: dict[str, Any], cause: dict[str, Any] | None) -> set[str]:
+    """Names a check and its cause mention: facts' names, the quoted words of the summary."""
+    facts = (cause or {}).get("facts") or {}
+    tokens = {str(facts[k]) for k in _FACT_KEYS if isinstance(facts.get(k), str)}
+    listed = [facts.get(key) for key in ("missing", "extra")]
+    for item in [i for value in listed if isinstance(value, list) for i in value]:
+        if isinstance(item, dict):
+            tokens |= {str(item.get(k)) for k in ("receiver", "matcher", "label") if item.get(k)}
+    tokens |= set(re.findall(r"[A-Z][A-Za-z0-9]+[A-Z][A-Za-z0-9]+", (cause or {}).get("summary", "")))
+    tokens |= set(re.findall(r"[A-Z][A-Za-z0-9]+[A-Z][A-Za-z0-9]+", str(check.get("label") or "")))
+    return {t for t in tokens if len(t) >= 3}
+
+
+def pick_hunk(diff: dict[str, Any] | None, tokens: set[str]) -> int | None:
+    """Index of the hunk of ``diff`` (``{hunks: [{header, lines: [[op, text]]}]}``) whose
+    added or removed lines name most ``tokens``; the first hunk when none does; None when the
+    diff has no hunk."""
+    hunks = (diff or {}).get("hunks") or []
+    if not hunks:
+        return None
+    scores = []
+    for hunk in hunks:
+        changed = " ".join(text for op, text in hunk.get("lines", []) if op in "+-")
+        scores.append(sum(1 for t in tokens if t in changed))
+    best = max(range(len(hunks)), key=lambda i: (scores[i], -i))
+    return best
+
+
+def attach_blame(steps: list[dict[str, Any]], checks: list[dict[str, Any]]) -> None:
+    """Set ``blame`` on each step: ``{check id: hunk index or None}`` for every check that
+    turns red there (state ``0`` at step n, not ``0`` at step n - 1; at step 0 every failing
+    check, which no change of the agent broke). A check's blame at step n is the latest entry
+    at or before n while it stays red (:func:`blame_at`)."""
+    previous = ""
+    for n, step in enumerate(steps):
+        states = step.get("checks") or ""
+        blame = {}
+        for index, check in enumerate(checks):
+            if index < len(states) and states[index] == "0" and (
+                    n == 0 or index >= len(previous) or previous[index] != "0"):
+                tokens = _cause_tokens(check, (step.get("causes") or {}).get(check["id"]))
+                blame[check["id"]] = pick_hunk(step.get("diff"), tokens) if n else None
+        step["blame"] = blame
+        previous = states
+
+
+def blame_at(steps: list[dict[str, Any]], n: int, check_id: str) -> dict[str, Any] | None:
+    """``{step, hunk}`` of a check failing at step n (steps with ``blame`` from
+    :func:`attach_blame`), or None when it does not fail there."""
+    for m in range(n, -1, -1):
+        if check_id in (steps[m].get("blame") or {}):
+            return {"step": m, "hunk": steps[m]["blame"][check_id]}
+    return None
