@@ -163,6 +163,9 @@ class GradeBlock(Strict):
     requirements: dict[str, Any]
     failed: dict[str, str] = Field(default_factory=dict)
     grade_s: float | None = None
+    worker: str | None = None
+    """The Ray worker that made this grade (``--ray``; absent on a local run): like
+    ``grade_s``, left out when runs are compared."""
 
 
 class EnvBlock(Open):

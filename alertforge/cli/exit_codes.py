@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from contract.errors import (
     BadInput,
+    ClusterFailure,
     EndpointFailure,
     EnvironmentFailure,
     Refused,
@@ -45,6 +46,7 @@ OUTCOMES: tuple[Outcome, ...] = (
     Outcome(ToolFailure, 2, lambda err: f"grader error: {err}"),
     Outcome(EndpointFailure, 1, lambda err: f"model endpoint error: {err}"),
     Outcome(EnvironmentFailure, 1, lambda err: f"environment error: {err}"),
+    Outcome(ClusterFailure, 1, lambda err: f"ray cluster error: {err}"),
     Outcome(Refused, 1, lambda err: f"refusing to publish: {err}"),
     Outcome(BrokenPipeError, 0, None),  # output piped into head: stop quietly
     Outcome(OSError, 2, _cannot_write),  # not a directory, permission, disk full...

@@ -32,6 +32,7 @@ from contract.task import CheckCatalog
 from contract.task_roots import task_fingerprint, task_id_of
 from contract.untrusted import Tree
 from recorder import run_format
+from recorder.engine import Engine, LocalEngine
 from recorder.importers.harbor.job_files import ReadBudget
 from recorder.importers.harbor.normalize import normalize_steps, validation_errors
 from recorder.importers.harbor.replay import Replayed, replay_steps
@@ -288,8 +289,12 @@ def _row(summary: dict, trial: Trial, *, unchanged: bool, replaced: str | None) 
             "unchanged": unchanged, "replaced": replaced}
 
 
-def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -> dict:
+def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None,
+                  engine: Engine | None = None) -> dict:
     """Import every trial under ``paths`` into run folders under ``out``.
+
+    Trials are imported in this process, one at a time with the local ``engine`` (the
+    default), several at once with a Ray engine, whose workers make the per-step grades.
 
     Returns (and writes atomically to ``<out>/harbor-import.json``)::
 
@@ -311,14 +316,19 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
     found, skipped = find_trials([Path(p) for p in paths])
     imported = []
     budget = ReadBudget()
-    for path, job, root in found:
-        trial = read_trial(path, job, root, budget)
-        if not trial.readable:
-            reasons = [r for r in (trial.result_problem, trial.trajectory_problem) if r]
+    engine = engine or LocalEngine()
+    started = []
+    with engine.pool(1, writes=True) as pool:  # in order; several at once on a Ray engine
+        for path, job, root in found:
+            trial = read_trial(path, job, root, budget)
+            started.append((path, [r for r in (trial.result_problem, trial.trajectory_problem) if r],
+                            pool.submit(import_trial, trial, out, tasks) if trial.readable else None))
+    for path, reasons, future in started:
+        if future is None:
             skipped.append({"path": str(path), "reason": "; ".join(reasons) or "nothing readable"})
             continue
         try:
-            imported.append(import_trial(trial, out, tasks))
+            imported.append(future.result())
         except run_format.InvalidTrajectory as err:
             skipped.append({"path": str(path), "reason": f"trajectory cannot be normalized: {err}"})
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as err:
