@@ -106,9 +106,14 @@ class RayEngine:
                 start-up check (:func:`ray_worker.node_report`).
         """
         reachable(address)
-        if _loopback(_host_port(address)[0]):
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        loopback = _loopback(_host_port(address)[0])
+        if loopback:
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         import ray
+        from ray._private import ray_constants
+
+        if loopback:  # read when Ray resolves an address, so also after an earlier import
+            ray_constants.ENABLE_RAY_CLUSTER = False
 
         if not ray.is_initialized():
             try:
