@@ -1,4 +1,4 @@
-"""Benchmark: graded steps per second of record-reference on the local pool and on Ray with 1 and 2 workers.
+"""Benchmark: graded steps per second of record-reference, local pool and Ray with 1 and 2 workers.
 
 Records the same reference runs (oracle, nop, partial on the first N tasks) four ways, each
 into a fresh folder with a cold grader: the local pool with ``-j 1`` and ``-j 2``, and a

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,9 +37,10 @@ VOLATILE = {"timings", "started_at", "finished_at", "grade_s", "wall_s", "worker
 
 def _title(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace")
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +148,26 @@ def test_import_harbor_on_ray_writes_the_local_runs(engine, tmp_path):
     assert any(row["regrade_reward"] is not None for row in summary["imported"])
 
 
+def test_mutation_analysis_on_ray_gives_the_local_results(engine):
+    from dataclasses import asdict
+
+    from recorder.mutation.analysis import run_analysis
+
+    local = run_analysis(TASKS, ["drop-for", "change-team"], jobs=1, progress=False)
+    on_ray = run_analysis(TASKS, ["drop-for", "change-team"], progress=False, engine=engine)
+    assert [_stripped_seconds(asdict(r)) for r in on_ray] == \
+        [_stripped_seconds(asdict(r)) for r in local]
+    assert sum(len(r.mutants) for r in on_ray) >= 2
+
+
+def _stripped_seconds(value):
+    if isinstance(value, dict):
+        return {k: _stripped_seconds(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_stripped_seconds(v) for v in value]
+    return value
+
+
 def test_a_worker_killed_holding_a_grade_is_retried_and_the_run_is_the_same(
         engine, head, local_reference, tmp_path):
     from recorder.reference_runs import record_reference
@@ -171,6 +193,26 @@ def test_a_worker_killed_holding_a_grade_is_retried_and_the_run_is_the_same(
     assert folder_text(tmp_path) == expected
 
 
+def test_a_driver_killed_mid_run_resumes_on_ray_to_the_local_run(head, local_reference, tmp_path):
+    args = [sys.executable, "-m", "alertforge.cli", "record-reference", "--tasks", str(tmp_path / "tasks"),
+            "--policies", "oracle", "--out", str(tmp_path / "runs"), "--ray", head.address]
+    shutil.copytree(TASKS[0], tmp_path / "tasks" / TASKS[0].name)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    crashed = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
+                             env=env | {"ALERTFORGE_CRASH_AT": "append:2"})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr[-800:]
+    resumed = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
+                             env=env)
+    assert resumed.returncode == 0, resumed.stderr[-800:]
+    assert "ray: " in resumed.stderr.splitlines()[-1] and "grades/s" in resumed.stderr
+    expected = {rel: text for rel, text in folder_text(local_reference).items()
+                if rel.startswith(TASKS[0].name)}
+    copied = json.dumps(str(tmp_path / "tasks" / TASKS[0].name))[1:-1]
+    resumed_text = {rel: text.replace(copied, json.dumps(str(TASKS[0]))[1:-1])
+                    for rel, text in folder_text(tmp_path / "runs").items()}
+    assert resumed_text == expected
+
+
 def test_a_job_that_kills_every_worker_it_runs_on_is_reported(engine):
     from recorder.engine.ray_engine import ATTEMPTS
 
@@ -184,7 +226,8 @@ def test_a_node_whose_tools_differ_from_the_drivers_fails_the_check_naming_it(en
 
     real = tools.tool_versions()
     monkeypatch.setattr(tools, "tool_versions", lambda: dict(real, promtool="9.9.9"))
-    with pytest.raises(ClusterFailure, match=r"ray node 127\.0\.0\.1 \(.*promtool is .*the driver's is 9\.9\.9"):
+    expected = r"ray node 127\.0\.0\.1 \(.*promtool is .*the driver's is 9\.9\.9"
+    with pytest.raises(ClusterFailure, match=expected):
         engine.check_nodes()
 
 
@@ -193,7 +236,8 @@ def test_node_report_names_a_missing_tool(monkeypatch):
 
     monkeypatch.setattr(tools, "PROMTOOL", "/nonexistent/promtool")
     problems = ray_worker.node_report(tools.tool_versions(), "0.2.0")
-    assert any(p.startswith("promtool (/nonexistent/promtool) does not run") for p in problems), problems
+    missing = "promtool (/nonexistent/promtool) does not run"
+    assert any(p.startswith(missing) for p in problems), problems
 
 
 def test_ray_to_an_address_where_nothing_listens_exits_1_at_once():

@@ -1,8 +1,8 @@
 """The one table from error kind to exit code and message: how every failure leaves the CLI.
 
 Exit codes: 0 ok, 1 the thing checked or asked for failed (a gate case, a model endpoint, an
-environment, a refused publish), 2 bad input or a tool failure (a message on stderr naming
-the file and the problem; never a traceback), 130 interrupted.
+environment, a Ray cluster, a refused publish), 2 bad input or a tool failure (a message on
+stderr naming the file and the problem; never a traceback), 130 interrupted.
 """
 
 from __future__ import annotations

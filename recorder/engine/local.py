@@ -128,7 +128,8 @@ class LocalEngine:
 
     def bar(self, total: int, desc: str, unit: str, disable: bool = False) -> tqdm:
         """tqdm on stderr, with ``local: N workers`` after the counts."""
-        return tqdm(total=total, desc=desc, unit=unit, disable=disable, postfix=f"{self.name}: {self.workers} workers")
+        return tqdm(total=total, desc=desc, unit=unit, disable=disable,
+                    postfix=f"{self.name}: {self.workers} workers")
 
     def summary(self) -> str:
         """``local: 12 grades on 2 workers in 9.1 s, 1.32 grades/s``."""

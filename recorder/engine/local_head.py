@@ -1,4 +1,4 @@
-"""A one-machine Ray head on 127.0.0.1, started and stopped by process id (the tests and bench/ray.py).
+"""A one-machine Ray head on 127.0.0.1, started and stopped by process id (tests, bench/ray.py).
 
 ``ray start --head --block`` with every port picked free on the loopback, Ray's files in a
 private short temporary folder, no dashboard and ``--num-cpus`` worker slots. Stopping
@@ -68,13 +68,15 @@ class LocalHead:
         temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # Ray's socket paths stay short
         ports = {name: free_port() for name in PORT_OPTIONS}
         low = free_port()
-        env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", **{CACHE_ENV: str(temp / "tasks")})
+        env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+                   **{CACHE_ENV: str(temp / "tasks")})
         env.pop("RAY_ADDRESS", None)
         args = [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block",
                 "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}", f"--temp-dir={temp}",
                 "--disable-usage-stats", "--include-dashboard=false", "--include-log-monitor=false",
                 "--object-store-memory=100000000", f"--min-worker-port={low}",
-                f"--max-worker-port={low + 40}", *[f"--{name}={port}" for name, port in ports.items()]]
+                f"--max-worker-port={low + 40}",
+                *[f"--{name}={port}" for name, port in ports.items()]]
         with open(temp / "start.log", "w") as log:
             process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,
                                        stdin=subprocess.DEVNULL, start_new_session=True)

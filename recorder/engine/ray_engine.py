@@ -259,7 +259,8 @@ class RayEngine:
 
     def bar(self, total: int, desc: str, unit: str, disable: bool = False) -> tqdm:
         """tqdm on stderr, with ``ray: N workers`` after the counts."""
-        return tqdm(total=total, desc=desc, unit=unit, disable=disable, postfix=f"ray: {self.workers} workers")
+        return tqdm(total=total, desc=desc, unit=unit, disable=disable,
+                    postfix=f"ray: {self.workers} workers")
 
     def summary(self) -> str:
         """``ray: 12 grades on 2 workers in 9.1 s, 1.32 grades/s (<worker> 6, <worker> 6)``."""
@@ -284,5 +285,6 @@ def _node(node: dict) -> str:
 
 
 def _lost(what: str, err: BaseException) -> ClusterFailure:
+    first = (str(err).splitlines() or [""])[0][:300]
     return ClusterFailure(what, f"failed on {ATTEMPTS} Ray workers in a row, not retried "
-                          f"further: {type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else ''}")
+                          f"further: {type(err).__name__}: {first}")

@@ -1,4 +1,4 @@
-"""What runs on a Ray worker: task folders unpacked from the object store, jobs and grades run, errors sent back whole.
+"""What runs on a Ray worker: task folders from the object store, jobs and grades, errors sent back.
 
 A task folder reaches a worker as a :class:`TaskBundle` (every regular file, read through
 :class:`contract.untrusted.Tree`, put once into Ray's object store by the driver) and is
@@ -50,7 +50,8 @@ def bundle(folder: Path) -> TaskBundle:
             files[rel] = tree.read_bytes(rel, cap=64 * 1024 * 1024)
             digest.update(rel.encode() + b"\0" + files[rel])
         else:
-            raise UnsafeInput(tree.shown(rel), "is not a regular file or folder (not sent to Ray workers)")
+            raise UnsafeInput(tree.shown(rel), "is not a regular file or folder "
+                              "(not sent to Ray workers)")
     return TaskBundle(Path(folder).name, files, tuple(dirs), digest.hexdigest())
 
 
@@ -98,7 +99,8 @@ class RemoteError:
     @classmethod
     def of(cls, err: BaseException) -> RemoteError:
         """The parts of ``err`` the driver needs to raise it again."""
-        state = {k: v for k, v in vars(err).items() if isinstance(v, str | int | float | bool | type(None))}
+        plain = str | int | float | bool | type(None)
+        state = {k: v for k, v in vars(err).items() if isinstance(v, plain)}
         return cls(type(err), tuple(a for a in err.args if isinstance(a, str | int | float)), state)
 
     def rebuild(self) -> BaseException:

@@ -4,9 +4,9 @@ killed: the targeted requirement's ``s`` < 1 and the reward < 1 (issue 14 part 2
 Otherwise the equivalence probe (:mod:`recorder.mutation.equivalence`) decides:
 equivalent when the real tools give the oracle's results on every probe (the number of
 probes is the proof), survived when one differs (the first differing probe is the witness).
-Tasks run in worker processes (:func:`contract.processes.worker_pool`), one task per job,
-so each worker keeps the grader's pristine scores and the oracle's probe readings of the
-task it grades.
+Tasks run in the engine's workers (:mod:`recorder.engine`: local processes or Ray), one
+task per job, so each worker keeps the grader's pristine scores and the oracle's probe
+readings of the task it grades.
 """
 
 from __future__ import annotations
