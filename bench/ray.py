@@ -11,7 +11,8 @@ before and after, and a projection for N machines from those measurements:
 
     grades/s(N machines of W workers) = min(N * W * r_worker, 1 / driver_cpu_per_grade)
 
-where ``r_worker`` is the measured rate of one Ray worker. It is a model (linear in
+where ``r_worker`` is the measured rate of one Ray worker on this 2-core machine (a grade
+runs two promtool processes at once, so W workers want 2W cores). It is a model (linear in
 workers until the driver's own CPU per grade saturates), not a measurement of N machines.
 Usage: .venv/bin/python bench/ray.py [--tasks-n 2]
 """
@@ -21,9 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+# this file is named ray.py: its folder must not shadow the ray package
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from contract.paths import TASKS_DIR, task_dirs
 from grader.grade import DEFAULT_GRADER
@@ -101,10 +106,10 @@ def main() -> None:
     driver = ray2[2] / ray2[0]
     print(f"model: grades/s(N machines x W workers) = min(N*W*{r_worker:.3f}, "
           f"1/{driver:.4f} s driver CPU per grade = {1 / driver:.0f})")
-    for machines, workers in ((1, 2), (4, 8), (16, 8), (64, 8)):
+    for machines, workers in ((1, 1), (4, 8), (16, 8), (64, 8)):  # a worker per 2 cores
         rate = min(machines * workers * r_worker, 1 / driver)
-        print(f"  {machines:3d} machines x {workers} workers: {rate:8.1f} grades/s "
-              f"(48,000 grades in {48000 / rate / 60:6.1f} min)")
+        print(f"  {machines:3d} machines x {workers} workers ({2 * workers} cores each): "
+              f"{rate:8.1f} grades/s (48,000 grades in {48000 / rate / 60:6.1f} min)")
 
 
 if __name__ == "__main__":

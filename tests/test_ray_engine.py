@@ -250,3 +250,16 @@ def test_ray_to_an_address_where_nothing_listens_exits_1_at_once():
     assert f"ray cluster error: 127.0.0.1:{port}: nothing listens there" in done.stderr
     assert "reward" not in done.stdout  # nothing was graded locally instead
     assert time.monotonic() - started < 60
+
+
+def test_ray_address_variable_chooses_ray_and_a_dead_one_is_an_error(monkeypatch):
+    from recorder.engine import engine_for
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert isinstance(engine_for(None), LocalEngine)
+    port = free_port()
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    with pytest.raises(ClusterFailure, match="nothing listens there"):
+        engine_for(None)
+    with pytest.raises(ClusterFailure, match="not a Ray head address"):
+        engine_for("no-port-here")
