@@ -74,9 +74,11 @@ def on_ray(tasks: list[Path], cpus: int) -> tuple[int, float, float, float]:
         steps, wall, cpu = timed(tasks, engine=engine)
         return steps, wall, cpu, sorted(trips)[len(trips) // 2]
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        head.stop()
+        try:
+            if ray.is_initialized():
+                ray.shutdown()
+        finally:
+            head.stop()
 
 
 def main() -> None:

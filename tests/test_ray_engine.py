@@ -50,9 +50,11 @@ def head():
     try:
         yield started
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        started.stop()
+        try:
+            if ray.is_initialized():
+                ray.shutdown()
+        finally:
+            started.stop()
 
 
 @pytest.fixture(scope="module")
