@@ -44,6 +44,17 @@ class EnvironmentFailure(AlertforgeError, RuntimeError):
         super().__init__(f"{url}: {problem}")
 
 
+class ClusterFailure(AlertforgeError, RuntimeError):
+    """The Ray cluster a command was sent to (``--ray``) cannot do the work: nothing listens
+    at the address, a worker node lacks a tool or the tasks, or a grade keeps failing on
+    every worker it is retried on. ``where`` names the address or the node. Exit code 1."""
+
+    def __init__(self, where: str, problem: str):
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{where}: {problem}")
+
+
 class Refused(AlertforgeError):
     """An operation refused as unsafe or impossible as asked (publishing a site that holds a
     file over the Space's limit). ``path`` names the file. Exit code 1."""

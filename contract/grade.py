@@ -90,6 +90,10 @@ class GradeResult(Strict):
     """The tool versions that produced this grade (always set by the grader; None in a
     grade stored before it named them)."""
     timings: dict[str, float] = Field(default_factory=dict)
+    worker: str | None = None
+    """The Ray worker that made this grade, ``<node ip>/<worker id, 8 hex>`` (set only when
+    graded on a Ray cluster, :mod:`recorder.engine`); like ``timings``, not part of what the
+    same inputs reproduce."""
 
     def missing_keys(self) -> list[str]:
         """Keys of :data:`KEY_NAMES` the result lacks."""

@@ -170,6 +170,9 @@ class GradeBlock(Strict):
     """Failing check id -> its cause (contract.grade.Cause as a dict); empty in runs graded
     before causes existed."""
     grade_s: float | None = None
+    worker: str | None = None
+    """The Ray worker that made this grade (``--ray``; absent on a local run): like
+    ``grade_s``, left out when runs are compared."""
 
 
 class EnvBlock(Open):

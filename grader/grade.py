@@ -53,6 +53,9 @@ class Grader:
     def __init__(self, cache: GradeCache | None = None) -> None:
         self.cache = cache if cache is not None else GradeCache()
         self._tools: dict[str, str] | None = None
+        self.graded = 0
+        """Grades finished through :func:`grade` (the pristine grades a grader makes for
+        itself are not counted): what a run engine reports as grades per second."""
 
     def tools(self) -> dict[str, str]:
         """The tool versions this grader's grades name (asked once, then kept)."""
@@ -113,7 +116,9 @@ def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
         BadInput: the task folder or workspace is missing or the catalog is malformed.
         promtool.GraderError: promtool failed in a way no check explains.
     """
-    return DEFAULT_GRADER.grade(task_dir, workspace, pristine=pristine, keep=keep)
+    result = DEFAULT_GRADER.grade(task_dir, workspace, pristine=pristine, keep=keep)
+    DEFAULT_GRADER.graded += 1
+    return result
 
 
 def pristine_scores(task_dir: Path, key: str | None = None) -> dict[str, float]:

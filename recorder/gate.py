@@ -23,13 +23,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from contract.errors import BadInput
 from contract.files import dump_json, read_json
-from contract.processes import worker_pool
 from grader.grade import DEFAULT_GRADER, grade
 from grader.score import case_role
+from recorder.engine import Engine, LocalEngine
 from recorder.environments.workspace import run_tool
 from recorder.policies import make_agent
 from recorder.reference.context import Context, NotApplicable, context_for_task
@@ -223,25 +221,21 @@ def select_tasks(task_dirs: list[Path], patterns: list[str] | None) -> list[Path
 
 
 def run_gate(task_dirs: list[Path], jobs: int = 2, progress: bool = True,
-             cases: tuple[str, ...] = CASES) -> list[GateRow]:
-    """The applicable ``cases`` on every task (``jobs`` worker processes), n/a rows for the
-    others; rows in task, case order. BadInput from a task folder that cannot be read."""
+             cases: tuple[str, ...] = CASES, engine: Engine | None = None) -> list[GateRow]:
+    """The applicable ``cases`` on every task (``jobs`` worker processes of the local
+    ``engine``, the default, or a Ray engine's workers), n/a rows for the others; rows in
+    task, case order. BadInput from a task folder that cannot be read."""
+    engine = engine or LocalEngine()
     plan: list[tuple[str, str, str | None]] = []
     for task_dir in task_dirs:
         ctx = context_for_task(task_dir)
         plan += [(str(task_dir), case, why_not(case, ctx)) for case in cases]
     work = [(task, case) for task, case, reason in plan if reason is None]
     done: dict[tuple[str, str], list[GateRow]] = {}
-    with tqdm(total=len(work), desc="gate", unit="case", disable=not progress) as bar:
-        if jobs <= 1:
-            for job in work:
-                done[job] = _case(job)
-                bar.update()
-        else:
-            with worker_pool(jobs) as pool:
-                for job, rows in zip(work, pool.map(_case, work), strict=True):
-                    done[job] = rows
-                    bar.update()
+    with engine.bar(len(work), "gate", "case", disable=not progress) as bar, engine.pool(jobs) as pool:
+        for job, rows in zip(work, pool.map(_case, work), strict=True):
+            done[job] = rows
+            bar.update()
     rows: list[GateRow] = []
     for task, case, reason in plan:
         if reason is None:

@@ -7,13 +7,10 @@ is already complete is skipped and an interrupted one resumes (see :mod:`recorde
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import as_completed
 from pathlib import Path
 
-from tqdm import tqdm
-
 from contract.errors import BadInput
-from contract.processes import worker_pool
+from recorder.engine import Engine, LocalEngine
 from recorder.record import record_run
 from recorder.reference.context import context_for_task
 from recorder.reference.mutations import applicable
@@ -51,33 +48,27 @@ def _one(job: tuple[str, str, int, str]) -> str:
 
 def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
                      policies: Sequence[str] | Callable[[Path], Sequence[str]] = DEFAULT_POLICIES,
-                     seed: int = 0, progress: bool = True, mutants: int = 0) -> list[Path]:
+                     seed: int = 0, progress: bool = True, mutants: int = 0,
+                     engine: Engine | None = None) -> list[Path]:
     """Record every policy on every task into ``out``; returns the run folders (sorted).
 
     ``policies`` is a list of policy names, or a function giving a task folder's list (e.g.
     :func:`demo_policies`). ``mutants`` adds that many ``mutant`` runs per task (seeds 1..N,
-    each 1-3 seeded mistakes). ``jobs`` worker processes (1: in this process). Raises the
-    first worker's error.
+    each 1-3 seeded mistakes). ``jobs`` worker processes (1: in this process) of the local
+    ``engine`` (default); a Ray engine records in this process, grading on the cluster
+    (:mod:`recorder.engine`). Raises the first worker's error.
     """
+    engine = engine or LocalEngine()
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BadInput(out, "output path exists and is not a folder")
     chosen = policies if callable(policies) else (lambda _task: policies)
     work = [(str(t), p, seed, str(out)) for t in task_dirs for p in chosen(t)]
     work += [(str(t), "mutant", n, str(out)) for t in task_dirs for n in range(1, mutants + 1)]
-    bar = tqdm(total=len(work), desc="recording", unit="run", disable=not progress)
     done: list[Path] = []
-    try:
-        if jobs <= 1:
-            for job in work:
-                done.append(Path(_one(job)))
-                bar.update()
-        else:
-            with worker_pool(jobs) as pool:
-                futures = [pool.submit(_one, job) for job in work]
-                for future in as_completed(futures):
-                    done.append(Path(future.result()))
-                    bar.update()
-    finally:
-        bar.close()
+    with engine.pool(jobs, writes=True) as pool, \
+            engine.bar(len(work), "recording", "run", disable=not progress) as bar:
+        for run_dir in pool.map(_one, work):
+            done.append(Path(run_dir))
+            bar.update()
     return sorted(done)

@@ -7,7 +7,16 @@ import sys
 import time
 from pathlib import Path
 
-from alertforge.cli.options import add_jobs_option, add_tasks_option, csv, per_tier, seed
+from alertforge.cli.options import (
+    add_engine_option,
+    add_jobs_option,
+    add_tasks_option,
+    csv,
+    engine,
+    per_tier,
+    print_engine_summary,
+    seed,
+)
 from contract.errors import BadInput
 from contract.paths import resolve_task, task_dirs
 
@@ -59,6 +68,7 @@ def add_gate(sub) -> None:
                       help="run only these cases, comma-separated names or globs "
                            "(e.g. --cases oracle,partial,'adversary:*')")
     add_jobs_option(gate)
+    add_engine_option(gate)
     gate.set_defaults(func=gate_command)
 
 
@@ -68,9 +78,12 @@ def gate_command(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     tasks = select_tasks(task_dirs(args.tasks), csv(args.only, "--only"))
-    rows = run_gate(tasks, jobs=args.jobs, cases=select_cases(csv(args.cases, "--cases")))
+    cases = select_cases(csv(args.cases, "--cases"))
+    chosen = engine(args)
+    rows = run_gate(tasks, jobs=args.jobs, cases=cases, engine=chosen)
     print(format_table(rows))
     print(summary(rows, time.perf_counter() - started))
+    print_engine_summary(chosen)
     return 1 if any(r.ok is False for r in rows) else 0
 
 

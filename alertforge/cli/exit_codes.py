@@ -1,8 +1,8 @@
 """The one table from error kind to exit code and message: how every failure leaves the CLI.
 
 Exit codes: 0 ok, 1 the thing checked or asked for failed (a gate case, a model endpoint, an
-environment, a refused publish), 2 bad input or a tool failure (a message on stderr naming
-the file and the problem; never a traceback), 130 interrupted.
+environment, a Ray cluster, a refused publish), 2 bad input or a tool failure (a message on
+stderr naming the file and the problem; never a traceback), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from contract.errors import (
     BadInput,
+    ClusterFailure,
     EndpointFailure,
     EnvironmentFailure,
     Refused,
@@ -45,6 +46,7 @@ OUTCOMES: tuple[Outcome, ...] = (
     Outcome(ToolFailure, 2, lambda err: f"grader error: {err}"),
     Outcome(EndpointFailure, 1, lambda err: f"model endpoint error: {err}"),
     Outcome(EnvironmentFailure, 1, lambda err: f"environment error: {err}"),
+    Outcome(ClusterFailure, 1, lambda err: f"ray cluster error: {err}"),
     Outcome(Refused, 1, lambda err: f"refusing to publish: {err}"),
     Outcome(BrokenPipeError, 0, None),  # output piped into head: stop quietly
     Outcome(OSError, 2, _cannot_write),  # not a directory, permission, disk full...

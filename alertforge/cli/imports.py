@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from alertforge.cli.options import add_tasks_option
+from alertforge.cli.options import add_engine_option, add_tasks_option, engine, print_engine_summary
 
 
 def add_import_episodes(sub) -> None:
@@ -35,6 +35,7 @@ def add_import_harbor(sub) -> None:
                         help="job folders, trial folders or ATIF trajectory files")
     harbor.add_argument("--out", default="runs")
     add_tasks_option(harbor, help="tasks folder to match trials against (default: bundled tasks/)")
+    add_engine_option(harbor)
     harbor.set_defaults(func=import_harbor_command)
 
 
@@ -43,8 +44,9 @@ def import_harbor_command(args: argparse.Namespace) -> int:
     from recorder.importers.harbor.importer import SUMMARY_FILE, import_harbor
 
     out = Path(args.out)
+    chosen = engine(args)
     summary = import_harbor([Path(p) for p in args.jobs], out,
-                            Path(args.tasks) if args.tasks else None)
+                            Path(args.tasks) if args.tasks else None, engine=chosen)
     for row in summary["imported"]:
         rewards = f"harbor {row['harbor_reward']}, regrade {row['regrade_reward']}"
         lossy = f", {row['lossy_steps']} lossy step(s)" if row["lossy_steps"] else ""
@@ -66,6 +68,7 @@ def import_harbor_command(args: argparse.Namespace) -> int:
     print(f"{summary['trials_in']} trials in: {len(summary['imported'])} runs in {args.out}, "
           f"{len(summary['skipped'])} skipped "
           f"(listed in {out / SUMMARY_FILE})")
+    print_engine_summary(chosen)
     return 0
 
 

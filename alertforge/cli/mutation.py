@@ -6,7 +6,14 @@ import argparse
 import time
 from pathlib import Path
 
-from alertforge.cli.options import add_jobs_option, add_tasks_option, csv
+from alertforge.cli.options import (
+    add_engine_option,
+    add_jobs_option,
+    add_tasks_option,
+    csv,
+    engine,
+    print_engine_summary,
+)
 from contract.errors import BadInput
 from contract.paths import task_dirs
 
@@ -20,6 +27,7 @@ def add_mutate(sub) -> None:
     mutate.add_argument("--operators", action="append", metavar="NAMES",
                         help="only these operators, comma-separated (default: all)")
     add_jobs_option(mutate)
+    add_engine_option(mutate)
     mutate.add_argument("--report", default="mutation-report.json", metavar="FILE",
                         help="JSON report to write (default: mutation-report.json)")
     mutate.set_defaults(func=mutate_command)
@@ -49,9 +57,11 @@ def mutate_command(args: argparse.Namespace) -> int:
         raise BadInput(report, "is a folder; --report names the JSON file to write")
     started = time.perf_counter()
     tasks = select_tasks(task_dirs(args.tasks), csv(args.only, "--only"))
-    results = run_analysis(tasks, [op.name for op in operators], jobs=args.jobs)
+    chosen = engine(args)
+    results = run_analysis(tasks, [op.name for op in operators], jobs=args.jobs, engine=chosen)
     wall = time.perf_counter() - started
     print(format_report(results, operators, wall), end="")
     write_report(report, results, operators, wall)
     print(f"report: {report}")
+    print_engine_summary(chosen)
     return 0

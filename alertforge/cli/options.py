@@ -68,6 +68,31 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
                         help=f"worker processes (default {DEFAULT_JOBS}: one per two cores)")
 
 
+def add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """``--ray ADDRESS``: run the grades on a Ray cluster (default ``$RAY_ADDRESS``)."""
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="grade on the Ray cluster whose head is at ADDRESS (HOST:PORT; "
+                             "default $RAY_ADDRESS); without either, local worker processes (-j)")
+
+
+def engine(args: argparse.Namespace):
+    """The engine ``--ray`` / ``$RAY_ADDRESS`` asks for (:func:`recorder.engine.engine_for`).
+
+    Raises:
+        contract.errors.ClusterFailure: the cluster cannot be reached or fails its check.
+    """
+    from recorder.engine import engine_for
+
+    return engine_for(getattr(args, "ray", None))
+
+
+def print_engine_summary(chosen) -> None:
+    """The engine's closing line (grades, workers, grades per second) on stderr."""
+    import sys
+
+    print(chosen.summary(), file=sys.stderr)
+
+
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """The options of every command that records one run: seed, out, fresh, step budget."""
     parser.add_argument("--seed", type=seed, default=0)

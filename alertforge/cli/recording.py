@@ -9,12 +9,15 @@ import hashlib
 from pathlib import Path
 
 from alertforge.cli.options import (
+    add_engine_option,
     add_jobs_option,
     add_llm_options,
     add_run_options,
     add_tasks_option,
     count,
+    engine,
     llm_options,
+    print_engine_summary,
 )
 from contract.errors import BadInput, EndpointFailure, EnvironmentFailure
 from contract.paths import resolve_task, task_dirs
@@ -114,6 +117,7 @@ def add_record_reference(sub) -> None:
     add_tasks_option(ref)
     ref.add_argument("--out", default="runs")
     add_jobs_option(ref)
+    add_engine_option(ref)
     ref.add_argument("--policies", default="oracle,nop,partial",
                      help="comma-separated: oracle, nop, partial, adversary:<kind>, ...")
     ref.add_argument("--mutants", type=count, default=0, help="mutant runs per task (seeds 1..N)")
@@ -124,9 +128,12 @@ def record_reference_command(args: argparse.Namespace) -> int:
     """Record the runs and print how many there are."""
     from recorder.reference_runs import record_reference
 
-    dirs = record_reference(task_dirs(args.tasks), Path(args.out), jobs=args.jobs, mutants=args.mutants,
-                            policies=args.policies.split(","))
+    tasks = task_dirs(args.tasks)
+    chosen = engine(args)
+    dirs = record_reference(tasks, Path(args.out), jobs=args.jobs, mutants=args.mutants,
+                            policies=args.policies.split(","), engine=chosen)
     print(f"{len(dirs)} runs in {args.out}")
+    print_engine_summary(chosen)
     return 0
 
 

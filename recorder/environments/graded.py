@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 from grader.grade import check_states, grade
 from recorder.environments.workspace import FILE_CHANGING_TOOLS, ToolResult, run_tool
+
+GRADING_ROUTE = threading.local()
+"""Where this thread's graded workspaces grade: ``GRADING_ROUTE.grade(task_dir, root)`` when
+set (a Ray engine's driver threads, :mod:`recorder.engine.ray_engine`), else
+:func:`grader.grade.grade` in this process. The route returns the same GradeResult."""
 
 
 def grade_summary(result: dict, previous_reward: float | None) -> dict:
@@ -24,7 +30,8 @@ def grade_summary(result: dict, previous_reward: float | None) -> dict:
     ``result`` is a GradeResult (contract.grade); ``previous_reward`` the level before this
     step (None for the initial grade, whose delta is 0). Shape: ``{reward, delta, checks,
     keys, requirements: {id: {q, s}}, failed: {check id: detail}, causes: {check id: cause},
-    grade_s}`` (``causes`` only names failing checks that have one).
+    grade_s}`` (``causes`` only names failing checks that have one), and ``worker`` when a Ray
+    worker made the grade.
     """
     reward = result["reward"]
     return {
@@ -37,7 +44,7 @@ def grade_summary(result: dict, previous_reward: float | None) -> dict:
         "causes": {c["id"]: c["cause"] for c in result["checks"]
                    if c["passed"] is False and c.get("cause")},
         "grade_s": result.get("timings", {}).get("total_s"),
-    }
+    } | ({"worker": result["worker"]} if result.get("worker") else {})
 
 
 @dataclass
@@ -98,7 +105,7 @@ class GradedWorkspace:
             RuntimeError: promtool or amtool failed in a way no check explains (the
                 grader's GraderError/RoutingError).
         """
-        result = grade(self.task_dir, self.root)
+        result = getattr(GRADING_ROUTE, "grade", grade)(self.task_dir, self.root)
         summary = grade_summary(result, self.level)
         self.grade_s += result["timings"]["total_s"]
         self.grades += 1

@@ -4,24 +4,21 @@ killed: the targeted requirement's ``s`` < 1 and the reward < 1 (issue 14 part 2
 Otherwise the equivalence probe (:mod:`recorder.mutation.equivalence`) decides:
 equivalent when the real tools give the oracle's results on every probe (the number of
 probes is the proof), survived when one differs (the first differing probe is the witness).
-Tasks run in worker processes (:func:`contract.processes.worker_pool`), one task per job,
-so each worker keeps the grader's pristine scores and the oracle's probe readings of the
-task it grades.
+Tasks run in the engine's workers (:mod:`recorder.engine`: local processes or Ray), one
+task per job, so each worker keeps the grader's pristine scores and the oracle's probe
+readings of the task it grades.
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
-from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from contract.errors import BadInput, ToolFailure
-from contract.processes import worker_pool
 from grader.grade import grade, load_catalog
+from recorder.engine import Engine, LocalEngine
 from recorder.mutation.equivalence import probe
 from recorder.mutation.operators import Mutant, mutants, operator_table, oracle_workspace
 from recorder.reference.context import Files, context_for_task
@@ -133,25 +130,17 @@ def _job(args: tuple[str, list[str] | None]) -> dict:
 
 
 def run_analysis(task_dirs: list[Path], operator_names: list[str] | None = None, *, jobs: int = 2,
-                 progress: bool = True) -> list[TaskResult]:
-    """:func:`analyse_task` on every task, ``jobs`` worker processes (1: in this process);
-    results in task order. Raises the first worker's error."""
+                 progress: bool = True, engine: Engine | None = None) -> list[TaskResult]:
+    """:func:`analyse_task` on every task, ``jobs`` worker processes of the local ``engine``
+    (the default; 1: in this process) or a Ray engine's workers; results in task order.
+    Raises the first worker's error."""
+    engine = engine or LocalEngine()
     work = [(str(t), operator_names) for t in task_dirs]
-    bar = tqdm(total=len(work), desc="mutating", unit="task", disable=not progress)
     done: dict[str, dict] = {}
-    try:
-        if jobs <= 1:
-            for job in work:
-                done[job[0]] = _job(job)
-                bar.update()
-        else:
-            with worker_pool(jobs) as pool:
-                futures = {pool.submit(_job, job): job[0] for job in work}
-                for future in as_completed(futures):
-                    done[futures[future]] = future.result()
-                    bar.update()
-    finally:
-        bar.close()
+    with engine.bar(len(work), "mutating", "task", disable=not progress) as bar, engine.pool(jobs) as pool:
+        for job, data in zip(work, pool.map(_job, work), strict=True):
+            done[job[0]] = data
+            bar.update()
     return [_task_result(done[str(t)]) for t in task_dirs]
 
 

@@ -29,6 +29,7 @@ from contract.task import CheckCatalog
 from contract.task_roots import task_fingerprint, task_id_of
 from contract.untrusted import Tree
 from recorder import run_format
+from recorder.engine import Engine, LocalEngine
 from recorder.importers.harbor.job_files import ReadBudget
 from recorder.importers.harbor.media import Media, collect_media
 from recorder.importers.harbor.normalize import normalize_steps, take_agent, validation_errors
@@ -335,8 +336,22 @@ def _row(summary: dict, trial: Trial, *, unchanged: bool, replaced: str | None) 
             "unchanged": unchanged, "replaced": replaced}
 
 
-def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -> dict:
+def _import_or_ungraded(trial: Trial, out: Path, tasks: TaskIndex) -> dict:
+    """:func:`import_trial`, or, when the trial's task cannot be graded here (a tool or the
+    file system failing), the trial imported without re-grading, with the reason noted."""
+    try:
+        return import_trial(trial, out, tasks)
+    except (RuntimeError, OSError) as err:
+        trial.notes.append(f"re-grading failed ({type(err).__name__}: {str(err)[:200]})")
+        return import_trial(trial, out, tasks, grade=False)
+
+
+def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None,
+                  engine: Engine | None = None) -> dict:
     """Import every trial under ``paths`` into run folders under ``out``.
+
+    Trials are imported in this process, one at a time with the local ``engine`` (the
+    default), several at once with a Ray engine, whose workers make the per-step grades.
 
     Returns (and writes atomically to ``<out>/harbor-import.json``)::
 
@@ -363,18 +378,19 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None) -
     found, skipped = find_trials([Path(p) for p in paths])
     imported = []
     budget = ReadBudget()
-    for path, job, root in found:
-        trial = read_trial(path, job, root, budget)
-        if not trial.readable:
-            reasons = [r for r in (trial.result_problem, trial.trajectory_problem) if r]
+    engine = engine or LocalEngine()
+    started = []
+    with engine.pool(1, writes=True) as pool:  # in order; several at once on a Ray engine
+        for path, job, root in found:
+            trial = read_trial(path, job, root, budget)
+            started.append((path, [r for r in (trial.result_problem, trial.trajectory_problem) if r],
+                            pool.submit(_import_or_ungraded, trial, out, tasks) if trial.readable else None))
+    for path, reasons, future in started:
+        if future is None:
             skipped.append({"path": str(path), "reason": "; ".join(reasons) or "nothing readable"})
             continue
         try:
-            try:
-                imported.append(import_trial(trial, out, tasks))
-            except (RuntimeError, OSError) as err:  # the task cannot be graded here
-                trial.notes.append(f"re-grading failed ({type(err).__name__}: {str(err)[:200]})")
-                imported.append(import_trial(trial, out, tasks, grade=False))
+            imported.append(future.result())
         except run_format.InvalidTrajectory as err:
             skipped.append({"path": str(path), "reason": f"trajectory cannot be normalized: {err}"})
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as err:
