@@ -77,9 +77,9 @@ def test_last_turned_red(states, expected):
 
 
 def test_gallery_has_a_page_per_family_and_kind(site):
-    pages = sorted(  # penalty-*.html: the episode run's pages (tests/test_gallery_episodes.py)
+    pages = sorted(  # penalty-*.html, outcome-*.html: the episode run's pages (tests/test_gallery_episodes.py)
         p.name for p in (site / "gallery").glob("*.html")
-        if not p.name.startswith(("penalty-", "cause-"))
+        if not p.name.startswith(("penalty-", "outcome-", "cause-"))
     )
     # the fixture runs were graded before causes: their failures share one cause page
     assert [p.name for p in (site / "gallery").glob("cause-*.html")] == [
