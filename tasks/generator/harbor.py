@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from contract.files import dump_json, read_json, write_atomic
-from contract.version import __version__
+from contract.version import DATASET_VERSION, __version__
 
 WORKSPACE = "/app/monitoring"
 """Where the agent's monitoring repo lives in both containers."""
@@ -333,12 +333,12 @@ def registry(rows: list[dict]) -> list[dict]:
         return [{"name": name, "path": f"{TASKS_PREFIX}/{name}"} for name in names]
 
     return [
-        {"name": DATASET, "version": __version__,
+        {"name": DATASET, "version": DATASET_VERSION,
          "description": f"3amBench: Prometheus alerting rules and Alertmanager routing as code, "
                         f"graded by replaying hidden outages through promtool and amtool "
                         f"({len(ids)} tasks).",
          "tasks": tasks(ids)},
-        {"name": MINI_DATASET, "version": __version__,
+        {"name": MINI_DATASET, "version": DATASET_VERSION,
          "description": f"3amBench smoke set: {len(mini)} tasks, one per workflow where there "
                         f"are enough.",
          "tasks": tasks(mini)},
