@@ -66,7 +66,7 @@ class GradeResult(Strict):
     tamper: list[FileProblem]
     catalog_version: str | None = None
     """The check catalog's ``catalog_version`` this grade was computed against (None: a
-    catalog before 0.2.0)."""
+    catalog before 0.3.0)."""
     tools: ToolVersions | None = None
     """The tool versions that produced this grade (always set by the grader; None in a
     grade stored before it named them)."""

@@ -83,7 +83,7 @@ class CatalogCheck(Strict):
     req: str | None
     family: Family
     role: CheckRole | None = None
-    """Catalogs before 0.2.0 carry none: grader.score.case_role infers it from the id."""
+    """Catalogs before 0.3.0 carry none: grader.score.case_role infers it from the id."""
     label: str
     note: str
     probe: Probe
@@ -95,7 +95,7 @@ class CheckCatalog(Strict):
     version: int
     task_id: str
     catalog_version: str | None = None
-    """The dataset version that generated it (contract.version.DATASET_VERSION); None before 0.2.0."""
+    """The dataset version that generated it (contract.version.DATASET_VERSION); None before 0.3.0."""
     requirements: list[CatalogRequirement]
     scenarios: list[dict[str, Any]] = Field(default_factory=list)
     checks: list[CatalogCheck]

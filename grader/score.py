@@ -21,7 +21,7 @@ _INHIBIT_ROLES = ("suppressed", "not-suppressed", "bystander")
 def case_role(check_id: str, requirement_kind: str, role: str | None = None) -> str | None:
     """The role of a check in its route or inhibit requirement, or None when it has none.
 
-    ``role``: the check's ``role`` in the catalog (catalogs from 0.2.0 carry one,
+    ``role``: the check's ``role`` in the catalog (catalogs from 0.3.0 carry one,
     contract.task.CheckRole); it is the answer for a route case (``positive`` /
     ``negative``) or an inhibit case (``suppressed`` / ``not-suppressed`` / ``bystander``),
     and None for any other role. Without it (an older catalog) the role is read from how the

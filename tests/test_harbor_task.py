@@ -26,7 +26,8 @@ from tasks.generator import harbor
 
 TASKS = task_dirs(TASKS_DIR)
 FIRST = TASKS[0]
-ALERTFORGE = Path(sys.executable).parent / "alertforge"
+PYTHON = sys.executable
+"""The checkout's Python: it imports grader.verify as the verifier image's venv does."""
 
 
 def _workspace(tmp_path: Path, task: Path = FIRST) -> Path:
@@ -38,7 +39,7 @@ def _workspace(tmp_path: Path, task: Path = FIRST) -> Path:
 
 def _test_sh(task: Path, workspace: Path, reward: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, ALERTFORGE_WORKSPACE=str(workspace),
-               ALERTFORGE_REWARD_PATH=str(reward), ALERTFORGE_BIN=str(ALERTFORGE))
+               ALERTFORGE_REWARD_PATH=str(reward), ALERTFORGE_PYTHON=PYTHON)
     return subprocess.run(["bash", str(task / "tests" / "test.sh")], env=env, cwd=workspace.parent,
                           check=False, capture_output=True, text=True, timeout=240)
 
@@ -106,7 +107,7 @@ def test_a_missing_workspace_or_grader_fails_with_reward_0(tmp_path):
     assert done.returncode != 0 and "workspace" in done.stderr
     assert _reward_file(reward_path)["reward"] == 0
     env = dict(os.environ, ALERTFORGE_WORKSPACE=str(_workspace(tmp_path)),
-               ALERTFORGE_REWARD_PATH=str(reward_path), ALERTFORGE_BIN=str(tmp_path / "missing"))
+               ALERTFORGE_REWARD_PATH=str(reward_path), ALERTFORGE_PYTHON=str(tmp_path / "missing"))
     done = subprocess.run(["bash", str(FIRST / "tests" / "test.sh")], env=env,
                           check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "grader failed" in done.stderr
@@ -167,7 +168,9 @@ def test_dockerfiles_build_the_agent_and_verifier_images(task):
     assert "COPY monitoring /app/monitoring" in agent and "WORKDIR /app" in agent
     verifier = (task / "tests" / "Dockerfile").read_text()
     assert "FROM debian:" in verifier and "python3" in verifier
-    assert f"ARG ALERTFORGE=alertforge=={__version__}" in verifier
+    wheel = f"alertforge_verifier-{__version__}-py3-none-any.whl"
+    assert f"pip install --no-cache-dir --index-url \"$PIP_INDEX_URL\" /tests/{wheel}" in verifier
+    assert (task / "tests" / wheel).is_file()
     assert "COPY . /tests/" in verifier and "No Docker engine runs" in verifier
     assert os.access(task / "tests" / "test.sh", os.X_OK)
     assert os.access(task / "solution" / "solve.sh", os.X_OK)

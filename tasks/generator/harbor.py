@@ -22,7 +22,8 @@ from pathlib import Path
 import yaml
 
 from contract.files import dump_json, read_json, write_atomic
-from contract.version import DATASET_VERSION, __version__
+from contract.version import __version__
+from tasks.generator import verifier_wheel
 
 WORKSPACE = "/app/monitoring"
 """Where the agent's monitoring repo lives in both containers."""
@@ -65,29 +66,29 @@ COPY monitoring {WORKSPACE}
 WORKDIR /app
 """
 
-TESTS_DOCKERFILE = f"""\
+TESTS_DOCKERFILE = f"""\\
 # 3amBench verifier container (Harbor: [verifier] environment_mode = "separate"; this
 # folder is the build context). Debian 12's promtool and amtool, python3, and the grader
-# from the alertforge package at the version that generated this task. Harbor copies the
-# agent's {WORKSPACE} in as an artifact and runs /tests/test.sh.
+# from the verifier wheel in this folder ({verifier_wheel.WHEEL_NAME}: the grader
+# and contract packages of alertforge {__version__}, the release that generated this task).
+# Harbor copies the agent's {WORKSPACE} in as an artifact and runs /tests/test.sh.
 #
-# alertforge is installed from the package index pip is configured with (PyPI by default;
-# build with --build-arg PIP_INDEX_URL=... for a private index). To use a local build
-# instead, put the wheel (pip wheel --no-deps <checkout>) in this folder and build with
-# --build-arg ALERTFORGE=/tests/<wheel file name>.
+# pip fetches the wheel's dependencies (PyYAML, orjson, pydantic) from the index it is
+# configured with (PyPI by default; --build-arg PIP_INDEX_URL=... for a mirror); alertforge
+# itself need not be on any index.
 #
-# No Docker engine runs in this project's CI: tests/test_harbor_task.py runs test.sh and
-# solution/solve.sh directly against the grader of the checkout.
+# No Docker engine runs in this project's CI: tests/test_verifier.py runs these install
+# steps into a fresh venv from a copy of the task folder, and tests/test_harbor_task.py runs
+# test.sh and solution/solve.sh against the grader of the checkout.
 FROM debian:bookworm-slim
 RUN apt-get update \\
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\
       prometheus prometheus-alertmanager python3 python3-venv ca-certificates \\
  && rm -rf /var/lib/apt/lists/*
 COPY . /tests/
-ARG ALERTFORGE=alertforge=={__version__}
 ARG PIP_INDEX_URL=https://pypi.org/simple
 RUN python3 -m venv /opt/alertforge \\
- && /opt/alertforge/bin/pip install --no-cache-dir --index-url "$PIP_INDEX_URL" "$ALERTFORGE"
+ && /opt/alertforge/bin/pip install --no-cache-dir --index-url "$PIP_INDEX_URL" /tests/{verifier_wheel.WHEEL_NAME}
 ENV PATH=/opt/alertforge/bin:$PATH
 WORKDIR /app
 """
@@ -101,7 +102,8 @@ TEST_SH = f"""\
 #
 #   ALERTFORGE_WORKSPACE     repo to grade           (default {WORKSPACE})
 #   ALERTFORGE_REWARD_PATH   reward file to write    (default /logs/verifier/reward.json)
-#   ALERTFORGE_BIN           the alertforge command  (default: alertforge on PATH)
+#   ALERTFORGE_PYTHON        Python with the grader  (default: python3 on PATH, the
+#                            verifier image's venv; it runs python -m grader.verify)
 #
 # Old outputs are deleted first. The hidden test files (spec.json, checks.json,
 # reference_records.yml, pristine/) must match checksums.sha256, or nothing is graded.
@@ -112,7 +114,7 @@ set -euo pipefail
 tests="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 workspace="${{ALERTFORGE_WORKSPACE:-{WORKSPACE}}}"
 reward="${{ALERTFORGE_REWARD_PATH:-/logs/verifier/reward.json}}"
-alertforge="${{ALERTFORGE_BIN:-alertforge}}"
+python="${{ALERTFORGE_PYTHON:-python3}}"
 outdir="$(dirname "$reward")"
 grade_json="$outdir/grade.json"
 keys=({_KEYS_BASH})
@@ -169,7 +171,7 @@ cp spec.json checks.json reference_records.yml "$work/task/tests/"
 cp -R pristine "$work/task/environment/monitoring"
 
 rc=0
-"$alertforge" grade "$work/task" --workspace "$workspace" --json > "$work/grade.json" || rc=$?
+"$python" -m grader.verify "$work/task" --workspace "$workspace" > "$work/grade.json" || rc=$?
 [ "$rc" -eq 0 ] || fail 0 "the grader failed (exit $rc)"
 
 python3 - "$work/grade.json" "$reward" ${{keys[@]}} <<'PY' || fail 0 "the grade has no valid keys"
@@ -201,7 +203,8 @@ echo "3ambench verifier: reward $(python3 -c 'import json,sys; print(json.load(o
 def harbor_files(files: dict[str, bytes]) -> dict[str, bytes]:
     """The Harbor files of one task, given its other files (relative path -> bytes).
 
-    Returns new and replaced entries: the Dockerfiles, test.sh, the pristine copy under
+    Returns new and replaced entries: the Dockerfiles, test.sh, the verifier wheel (the
+    committed release wheel, tasks/generator/verifier_wheel.py), the pristine copy under
     tests/, checksums.sha256 and task.toml with the Harbor keys. Call it last: the
     checksums cover the hidden test files as they are in ``files``.
     """
@@ -209,6 +212,7 @@ def harbor_files(files: dict[str, bytes]) -> dict[str, bytes]:
         "environment/Dockerfile": ENVIRONMENT_DOCKERFILE.encode(),
         "tests/Dockerfile": TESTS_DOCKERFILE.encode(),
         "tests/test.sh": TEST_SH.encode(),
+        f"tests/{verifier_wheel.WHEEL_NAME}": verifier_wheel.release_wheel(),
     }
     prefix = "environment/monitoring/"
     for rel, data in files.items():
@@ -333,12 +337,12 @@ def registry(rows: list[dict]) -> list[dict]:
         return [{"name": name, "path": f"{TASKS_PREFIX}/{name}"} for name in names]
 
     return [
-        {"name": DATASET, "version": DATASET_VERSION,
+        {"name": DATASET, "version": __version__,
          "description": f"3amBench: Prometheus alerting rules and Alertmanager routing as code, "
                         f"graded by replaying hidden outages through promtool and amtool "
                         f"({len(ids)} tasks).",
          "tasks": tasks(ids)},
-        {"name": MINI_DATASET, "version": DATASET_VERSION,
+        {"name": MINI_DATASET, "version": __version__,
          "description": f"3amBench smoke set: {len(mini)} tasks, one per workflow where there "
                         f"are enough.",
          "tasks": tasks(mini)},

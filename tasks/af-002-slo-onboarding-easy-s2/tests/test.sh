@@ -4,7 +4,8 @@
 #
 #   ALERTFORGE_WORKSPACE     repo to grade           (default /app/monitoring)
 #   ALERTFORGE_REWARD_PATH   reward file to write    (default /logs/verifier/reward.json)
-#   ALERTFORGE_BIN           the alertforge command  (default: alertforge on PATH)
+#   ALERTFORGE_PYTHON        Python with the grader  (default: python3 on PATH, the
+#                            verifier image's venv; it runs python -m grader.verify)
 #
 # Old outputs are deleted first. The hidden test files (spec.json, checks.json,
 # reference_records.yml, pristine/) must match checksums.sha256, or nothing is graded.
@@ -15,7 +16,7 @@ set -euo pipefail
 tests="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 workspace="${ALERTFORGE_WORKSPACE:-/app/monitoring}"
 reward="${ALERTFORGE_REWARD_PATH:-/logs/verifier/reward.json}"
-alertforge="${ALERTFORGE_BIN:-alertforge}"
+python="${ALERTFORGE_PYTHON:-python3}"
 outdir="$(dirname "$reward")"
 grade_json="$outdir/grade.json"
 keys=(check_pass_rate fire_rate label_rate outcome preservation progress req_alerts req_inhibit req_recording req_repairs req_routing reward silent_rate solved syntax_ok tamper)
@@ -72,7 +73,7 @@ cp spec.json checks.json reference_records.yml "$work/task/tests/"
 cp -R pristine "$work/task/environment/monitoring"
 
 rc=0
-"$alertforge" grade "$work/task" --workspace "$workspace" --json > "$work/grade.json" || rc=$?
+"$python" -m grader.verify "$work/task" --workspace "$workspace" > "$work/grade.json" || rc=$?
 [ "$rc" -eq 0 ] || fail 0 "the grader failed (exit $rc)"
 
 python3 - "$work/grade.json" "$reward" ${keys[@]} <<'PY' || fail 0 "the grade has no valid keys"
