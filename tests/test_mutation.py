@@ -16,6 +16,7 @@ from corpus_sample import SAMPLE
 
 from alertforge.cli import main
 from contract.paths import TASKS_DIR
+from contract.version import DATASET_VERSION
 from grader.grade import grade, load_catalog
 from recorder.mutation.analysis import EQUIVALENT, KILLED, classify, write_workspace
 from recorder.mutation.operators import (
@@ -138,7 +139,8 @@ def test_former_survivors_fail_the_check_derived_for_them(task, operator, site, 
     assert result.status == KILLED, result
     outcome = {c["id"]: c["passed"] for c in _grade(task, mutant.files)["checks"]}
     assert outcome[check] is False
-    assert _grade(task, oracle_workspace(ctx))["reward"] == 1.0
+    oracle = _grade(task, oracle_workspace(ctx))
+    assert oracle["reward"] == 1.0 and oracle["catalog_version"] == DATASET_VERSION
 
 
 def test_dropping_equal_is_killed_by_the_inhibit_checks():
