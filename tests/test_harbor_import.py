@@ -167,7 +167,7 @@ def test_cli_lists_an_unreadable_trial_on_stderr_and_a_missing_job_is_bad_input(
     assert f"skipped {job / BROKEN}" in out.stderr and "1 skipped" in out.stdout
     run = read_json(find_run(tmp_path / "runs", f"harbor__job__{trial.name}") / "run.json")
     assert run["task"]["id"] == "hello-world" and run["task"]["known"] is False
-    assert run["task"]["catalog_version"] is None
+    assert run["task"].get("catalog_version") is None
     assert run["final"]["reward"] == 1.0 and run["final"]["source"] == "harbor"
     missing = subprocess.run([*cli, str(tmp_path / "nope")], capture_output=True, text=True,
                              timeout=60, check=False)
