@@ -86,6 +86,9 @@ class GradeResult(Strict):
     checks: list[CheckOutcome]
     syntax_errors: list[FileProblem]
     tamper: list[FileProblem]
+    catalog_version: str | None = None
+    """The check catalog's ``catalog_version`` this grade was computed against (None: a
+    catalog before 0.3.0)."""
     tools: ToolVersions | None = None
     """The tool versions that produced this grade (always set by the grader; None in a
     grade stored before it named them)."""

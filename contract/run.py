@@ -45,6 +45,9 @@ class TaskRef(Strict):
     """Imports: the task name the trial gave."""
     env_task_id: str | None = None
     """Episodes: the environment's own task id (``easy``)."""
+    catalog_version: str | None = None
+    """Alerting runs: the ``catalog_version`` of the check catalog the run was graded against
+    (None: a catalog before 0.3.0, or no local task)."""
     max_steps: int | None = None
     """Episodes: the step budget the environment reported."""
 

@@ -26,6 +26,13 @@ Family = Literal["Fire", "Timing", "Silent", "Dup", "Label", "Annotation", "Valu
                  "Route", "Inhibit", "Preservation", "Syntax", "Tamper"]
 
 
+CheckRole = Literal["requirement", "positive", "negative", "suppressed", "not-suppressed",
+                    "bystander", "preservation", "syntax", "tamper"]
+"""What a check is for (tasks.generator.checks.ROLES): a requirement's check, a route case
+(``positive`` / ``negative``), an inhibit case (``suppressed`` / ``not-suppressed`` /
+``bystander``), or a whole-repo check (``preservation``, ``syntax``, ``tamper``)."""
+
+
 class CatalogRequirement(Strict):
     """A requirement: ``kind``, ``weight`` (alert and repair 3, others 2), what it targets."""
 
@@ -75,6 +82,8 @@ class CatalogCheck(Strict):
     id: str
     req: str | None
     family: Family
+    role: CheckRole | None = None
+    """Catalogs before 0.3.0 carry none: grader.score.case_role infers it from the id."""
     label: str
     note: str
     probe: Probe
@@ -85,6 +94,8 @@ class CheckCatalog(Strict):
 
     version: int
     task_id: str
+    catalog_version: str | None = None
+    """The dataset version that generated it (contract.version.DATASET_VERSION); None before 0.3.0."""
     requirements: list[CatalogRequirement]
     scenarios: list[dict[str, Any]] = Field(default_factory=list)
     checks: list[CatalogCheck]

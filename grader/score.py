@@ -18,11 +18,14 @@ _ROUTE_ROLES = (("positive", ("positive", "chain", "receiver")), ("negative", ("
 _INHIBIT_ROLES = ("suppressed", "not-suppressed", "bystander")
 
 
-def case_role(check_id: str, requirement_kind: str) -> str | None:
+def case_role(check_id: str, requirement_kind: str, role: str | None = None) -> str | None:
     """The role of a check in its route or inhibit requirement, or None when it has none.
 
-    Until the catalog carries roles (issue 14), the role is read from how the task generator
-    spells check ids (tasks/generator/checks.py); this is the one place that reads it.
+    ``role``: the check's ``role`` in the catalog (catalogs from 0.3.0 carry one,
+    contract.task.CheckRole); it is the answer for a route case (``positive`` /
+    ``negative``) or an inhibit case (``suppressed`` / ``not-suppressed`` / ``bystander``),
+    and None for any other role. Without it (an older catalog) the role is read from how the
+    task generator spelled check ids; this is the one place that reads roles.
 
     - ``route``: ``positive`` when the id's last dot-separated part starts with
       ``positive``, ``chain`` or ``receiver`` (its Jaccard score counts); ``negative`` when
@@ -31,6 +34,9 @@ def case_role(check_id: str, requirement_kind: str) -> str | None:
       part of the id (``IN.inhibit.suppressed.X``), the first of them in this order.
     - any other requirement kind: None.
     """
+    if role is not None:
+        case_roles = {"route": ("positive", "negative"), "inhibit": _INHIBIT_ROLES}
+        return role if role in case_roles.get(requirement_kind, ()) else None
     parts = check_id.split(".")
     if requirement_kind == "route":
         return next((role for role, prefixes in _ROUTE_ROLES if parts[-1].startswith(prefixes)),
@@ -49,13 +55,16 @@ def score(task_dir: Path, catalog: dict, results: list[dict], variant_pass: dict
     repo (empty: s is 0 and q_pristine is q). Raises BadInput (naming the catalog) for an
     unknown requirement kind.
     """
-    requirements = _requirements(task_dir, catalog, results, variant_pass, alert_names, pristine)
+    roles = {c.get("id"): c.get("role") for c in catalog.get("checks", [])}
+    requirements = _requirements(task_dir, catalog, results, variant_pass, alert_names, pristine,
+                                 roles)
     keys = _keys(results, requirements)
     tamper = [{"file": "", "message": i["detail"]} for i in results
               if i["family"] == "Tamper" and not i["passed"]]
     return {
         "version": RESULT_VERSION,
         "task_id": catalog.get("task_id"),
+        "catalog_version": catalog.get("catalog_version"),
         "reward": keys["reward"],
         "keys": keys,
         "requirements": requirements,
@@ -79,7 +88,8 @@ def _values(items: list[dict], families: set[str], variant_pass: dict,
 
 
 def _requirements(task_dir: Path, catalog: dict, results: list[dict], variant_pass: dict,
-                  alert_names: list[str], pristine: dict[str, float]) -> list[dict]:
+                  alert_names: list[str], pristine: dict[str, float],
+                  roles: dict[str, str | None]) -> list[dict]:
     """One ``{id, kind, weight, q, q_pristine, s}`` row per catalog requirement."""
     by_req: dict[str, list[dict]] = {}
     for item in results:
@@ -88,7 +98,7 @@ def _requirements(task_dir: Path, catalog: dict, results: list[dict], variant_pa
     requirements = []
     for req in catalog.get("requirements", []):
         items = by_req.get(req["id"], [])
-        q = round(_requirement_q(task_dir, req, items, variant_pass, alert_names), 6)
+        q = round(_requirement_q(task_dir, req, items, variant_pass, alert_names, roles), 6)
         q_p = pristine.get(req["id"], q) if pristine else q
         s = round(reward.normalized_score(q, q_p), 6) if pristine else 0.0
         requirements.append({"id": req["id"], "kind": req["kind"], "weight": req["weight"], "q": q,
@@ -97,9 +107,14 @@ def _requirements(task_dir: Path, catalog: dict, results: list[dict], variant_pa
 
 
 def _requirement_q(task_dir: Path, req: dict, items: list[dict], variant_pass: dict,
-                   alert_names: list[str]) -> float:
-    """q of one requirement from its checks (formulas in :mod:`grader.reward`)."""
+                   alert_names: list[str], roles: dict[str, str | None]) -> float:
+    """q of one requirement from its checks (formulas in :mod:`grader.reward`); ``roles``:
+    check id -> the catalog's role (None where it carries none)."""
     kind = req["kind"]
+
+    def role_of(item: dict) -> str | None:
+        return case_role(item["id"], kind, roles.get(item["id"]))
+
     if kind in ("alert", "repair"):
         exists = req["targets"].get("alert") in alert_names
 
@@ -117,12 +132,12 @@ def _requirement_q(task_dir: Path, req: dict, items: list[dict], variant_pass: d
         return reward.recording_q(_values(items, {"Dup"}, variant_pass),
                                   _values(items, {"Value", "Cardinality"}, variant_pass))
     if kind == "route":
-        pos = [i.get("score", 0.0) for i in items if case_role(i["id"], kind) == "positive"]
-        neg = [1.0 if i["passed"] else 0.0 for i in items if case_role(i["id"], kind) == "negative"]
+        pos = [i.get("score", 0.0) for i in items if role_of(i) == "positive"]
+        neg = [1.0 if i["passed"] else 0.0 for i in items if role_of(i) == "negative"]
         return reward.route_q(pos, neg)
     if kind == "inhibit":
         def case(role):
-            return [1.0 if i["passed"] else 0.0 for i in items if case_role(i["id"], kind) == role]
+            return [1.0 if i["passed"] else 0.0 for i in items if role_of(i) == role]
 
         return reward.inhibit_q(case("suppressed"), case("not-suppressed"), case("bystander"))
     raise BadInput(task_dir / "tests" / "checks.json", f"unknown requirement kind {kind!r}")

@@ -139,7 +139,8 @@ def _continue_scores(task_dir: Path, result: dict, rid: str) -> list[float]:
     """Jaccard scores of the route requirement's positive checks expecting two receivers."""
     catalog = read_json(task_dir / "tests" / "checks.json")
     pairs = {c["id"] for c in catalog["checks"] if c["req"] == rid
-             and c["probe"].get("type") == "route" and case_role(c["id"], "route") == "positive"
+             and c["probe"].get("type") == "route"
+             and case_role(c["id"], "route", c.get("role")) == "positive"
              and len(c["probe"].get("expect") or []) == 2}
     return [c.get("score") for c in result["checks"] if c["id"] in pairs]
 

@@ -69,7 +69,8 @@ def _task_ref(task_dir: Path) -> tuple[TaskRef, CheckCatalog]:
     catalog_path = task_dir / "tests" / "checks.json"
     catalog = parse(CheckCatalog, tree.read_json("tests/checks.json"), catalog_path, "check catalog")
     return TaskRef(id=task_id, dir=str(task_dir), workflow=spec.workflow, tier=spec.tier,
-                   seed=spec.seed, fingerprint=task_fingerprint(task_dir)), catalog
+                   seed=spec.seed, fingerprint=task_fingerprint(task_dir),
+                   catalog_version=catalog.catalog_version), catalog
 
 
 def _stale_reason(old: RunSummary, task: TaskRef, catalog: CheckCatalog, policy: str) -> str | None:

@@ -146,7 +146,7 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, pol
 def _summary(store: RunStore, alerting: bool, observation: dict, reset: dict,
              task_dir: Path | None, policy: str, seed: int, agent: Agent) -> RunSummary:
     task_id = observation.get("task_id") or reset.get("task") or "openenv"
-    requirements, checks, fingerprint = [], [], None
+    requirements, checks, fingerprint, catalog_version = [], [], None, None
     spec: dict = {}
     if task_dir is not None:
         tree = Tree(task_dir)
@@ -154,6 +154,7 @@ def _summary(store: RunStore, alerting: bool, observation: dict, reset: dict,
             catalog = parse(CheckCatalog, tree.read_json("tests/checks.json"),
                             task_dir / "tests" / "checks.json", "check catalog")
             requirements, checks = catalog.requirement_refs(), catalog.check_refs()
+            catalog_version = catalog.catalog_version
         if tree.is_file("tests/spec.json"):
             spec = tree.read_json("tests/spec.json")
         fingerprint = task_fingerprint(task_dir)
@@ -163,7 +164,7 @@ def _summary(store: RunStore, alerting: bool, observation: dict, reset: dict,
                      workflow=spec.get("workflow") or _text(observation.get("workflow")),
                      tier=spec.get("tier") or _text(observation.get("tier")),
                      seed=reset.get("seed"),
-                     fingerprint=fingerprint),
+                     fingerprint=fingerprint, catalog_version=catalog_version),
         policy=policy, seed=seed, model=agent.model,
         agent=AgentRef(name=run_format.AGENT_NAME, version=run_format.__version__),
         final=None, requirements=requirements, checks=checks, started_at=run_format.now(),

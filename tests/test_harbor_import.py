@@ -14,6 +14,7 @@ from conftest import find_run
 
 from contract.files import read_json
 from contract.paths import TASKS_DIR
+from contract.version import DATASET_VERSION
 from exporter.run_folders import read_run_folder
 from recorder.importers.harbor.importer import SUMMARY_FILE, import_harbor
 from recorder.importers.shell.tracker import FileTracker
@@ -61,6 +62,7 @@ def test_heredoc_trial_replays_exactly_and_regrades_to_the_harbor_reward(importe
     assert run["harbor"]["reward"] == harbor_reward
     assert run["regrade"]["reward"] == harbor_reward == run["final"]["reward"]
     assert run["task"]["id"] == TASK.name and run["task"]["known"] is True
+    assert run["task"]["catalog_version"] == DATASET_VERSION
     assert run["policy"] == "terminus-2" and run["model"] == "openai/gpt-4o"
     steps = doc["steps"]
     assert steps[0]["source"] == "user" and "grade" in steps[0]["extra"]
@@ -165,6 +167,7 @@ def test_cli_lists_an_unreadable_trial_on_stderr_and_a_missing_job_is_bad_input(
     assert f"skipped {job / BROKEN}" in out.stderr and "1 skipped" in out.stdout
     run = read_json(find_run(tmp_path / "runs", f"harbor__job__{trial.name}") / "run.json")
     assert run["task"]["id"] == "hello-world" and run["task"]["known"] is False
+    assert run["task"].get("catalog_version") is None
     assert run["final"]["reward"] == 1.0 and run["final"]["source"] == "harbor"
     missing = subprocess.run([*cli, str(tmp_path / "nope")], capture_output=True, text=True,
                              timeout=60, check=False)

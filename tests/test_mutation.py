@@ -7,6 +7,8 @@ not here; these tests grade a handful of mutants with the real promtool and amto
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
@@ -14,8 +16,9 @@ from corpus_sample import SAMPLE
 
 from alertforge.cli import main
 from contract.paths import TASKS_DIR
-from grader.grade import load_catalog
-from recorder.mutation.analysis import EQUIVALENT, KILLED, SURVIVED, classify
+from contract.version import DATASET_VERSION
+from grader.grade import grade, load_catalog
+from recorder.mutation.analysis import EQUIVALENT, KILLED, classify, write_workspace
 from recorder.mutation.operators import (
     Mutant,
     mutants,
@@ -87,20 +90,57 @@ def test_window_and_aggregation_rewrites():
     assert (seconds("1h30m"), duration(300), duration(90)) == (5400, "5m", "90s")
 
 
+def _grade(task, files):
+    """The GradeResult of a workspace holding ``files``."""
+    with tempfile.TemporaryDirectory(prefix="alertforge-test-mutant-") as tmp:
+        return grade(task, write_workspace(files, Path(tmp) / "monitoring"))
+
+
 def _classify(task, mutant):
     ctx = context_for_task(task)
     return classify(task, ctx, load_catalog(task), mutant, oracle_workspace(ctx), {})
 
 
-def test_over_broad_inhibit_source_is_a_survivor_with_a_witness():
-    """Issue 14's first paragraph: a source any alert of the service matches scores s = 1
-    on an alert-storm task; the inhibition probe names the pair of alerts that shows it."""
+@pytest.mark.parametrize("operator", ["source-service-only", "drop-source-matchers", "source-prefix"])
+def test_over_broad_inhibit_source_is_killed_by_a_neighbour_of_the_same_service(operator):
+    """Issue 14's first paragraph: a source any alert of the service matches (or the
+    service's prefix regex) scored s = 1 on an alert-storm task until the catalog had a case
+    where the target fires beside another alert of its service and must not be muted."""
     ctx = context_for_task(STORM)
-    found, _ = mutants(ctx, [operator_table()["source-service-only"]])
+    found, _ = mutants(ctx, [operator_table()[operator]])
     result = _classify(STORM, found[0])
-    assert result.status == SURVIVED, result
-    assert result.s == 1 and result.reward == 1
-    assert "oracle not muted, mutant muted" in result.witness
+    assert result.status == KILLED, result
+    catalog = load_catalog(STORM)
+    neighbour = [c for c in catalog["checks"] if ".not-suppressed.neighbour." in c["id"]]
+    assert neighbour and all(c["role"] == "not-suppressed" for c in neighbour)
+    failed = {c["id"] for c in _grade(STORM, found[0].files)["checks"] if not c["passed"]}
+    assert failed & {c["id"] for c in neighbour}
+
+
+@pytest.mark.parametrize(("task", "operator", "site", "check"), [
+    # a Down alert's value is constant: only the exact label set sees {{ $value }} in a label
+    (POSTMORTEM, "value-in-label", "A1", "A1.label.exact"),
+    # for: 2m doubled still fires by the old margin; one evaluation after for it does not
+    (POSTMORTEM, "double-for", "A1", "A1.timing.outage@63m"),
+    # a 5m window cut to 1m resolves as soon as the burst ends
+    (POSTMORTEM, "window-div5", "P2", "P2.fire.long-spike@66m"),
+    # team=~".*" (or no team matcher) also takes alerts without a team label
+    (FIRST, "drop-matcher", "R1.team", "R1.route.negative-no-team"),
+    (FIRST, "widen-matcher-any", "R1.team", "R1.route.negative-no-team"),
+    # a named single-service alert without its service selector fires for the others
+    (TASKS_DIR / "af-008-alert-storm-cleanup-easy-s2", "drop-service-selector", "P1",
+     "P1.silent.other-fails@80m"),
+])
+def test_former_survivors_fail_the_check_derived_for_them(task, operator, site, check):
+    ctx = context_for_task(task)
+    found, _ = mutants(ctx, [operator_table()[operator]])
+    mutant = next(m for m in found if m.site == site)
+    result = _classify(task, mutant)
+    assert result.status == KILLED, result
+    outcome = {c["id"]: c["passed"] for c in _grade(task, mutant.files)["checks"]}
+    assert outcome[check] is False
+    oracle = _grade(task, oracle_workspace(ctx))
+    assert oracle["reward"] == 1.0 and oracle["catalog_version"] == DATASET_VERSION
 
 
 def test_dropping_equal_is_killed_by_the_inhibit_checks():

@@ -9,11 +9,13 @@ import pytest
 
 from contract.errors import BadInput
 from contract.paths import TASKS_DIR, task_dirs
+from contract.version import DATASET_VERSION
 from grader import promtool
 from grader.cache import GradeCache
-from grader.grade import Grader
+from grader.grade import Grader, load_catalog
 from grader.probes import PROBES
 from grader.score import case_role
+from tasks.generator.checks import ROLES
 
 try:  # works whether or not tests/ is a package
     from tests.test_cases import make_task
@@ -55,6 +57,32 @@ def test_unknown_probe_kind_is_bad_input_naming_the_catalog(tmp_path):
 ])
 def test_case_role_is_read_from_the_check_id(check_id, kind, role):
     assert case_role(check_id, kind) == role
+
+
+def test_every_bundled_check_carries_its_role_and_it_agrees_with_the_old_spelling():
+    """Roles moved from the check ids into the catalog (issue 14): on the bundled catalogs the
+    role read from the catalog is the one the ids gave, so the scores did not move."""
+    kinds = {}
+    for task in task_dirs(TASKS_DIR):
+        catalog = load_catalog(task)
+        assert catalog["catalog_version"] == DATASET_VERSION
+        req_kind = {r["id"]: r["kind"] for r in catalog["requirements"]}
+        for check in catalog["checks"]:
+            kind = req_kind.get(check["req"], "")
+            assert check["role"] in ROLES, check["id"]
+            if kind in ("route", "inhibit"):
+                assert case_role(check["id"], kind, check["role"]) == case_role(check["id"], kind)
+                assert check["role"] == case_role(check["id"], kind), check["id"]
+            kinds.setdefault(check["role"], set()).add(check["family"])
+    assert kinds["negative"] == {"Route"} and kinds["bystander"] == {"Inhibit"}
+    assert kinds["preservation"] == {"Preservation"} and "Fire" in kinds["requirement"]
+
+
+def test_the_catalog_role_wins_over_the_id():
+    assert case_role("R1.route.negative-x", "route", "positive") == "positive"
+    assert case_role("I1.inhibit.anything.X", "inhibit", "bystander") == "bystander"
+    assert case_role("R1.route.positive1", "route", "requirement") is None
+    assert case_role("A1.fire.outage@75m", "alert", "requirement") is None
 
 
 def test_grade_cache_replays_once_per_content_and_drops_the_oldest(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 from contract.errors import BadInput
 from contract.files import read_json
 from contract.paths import TASKS_DIR, task_dirs
+from contract.version import DATASET_VERSION
 from recorder.environments.workspace import MAX_WRITE_BYTES, run_tool
 from recorder.record import record_run, run_id_for, run_identity
 
@@ -69,6 +70,7 @@ def test_a_run_made_on_another_version_of_the_task_is_recorded_again_or_refused(
     run_dir = record_run(TASK, "nop", out=tmp_path)
     summary = read_json(run_dir / "run.json")
     assert summary["task"]["fingerprint"]
+    assert summary["task"]["catalog_version"] == DATASET_VERSION  # the catalog it was graded against
     summary["task"]["fingerprint"] = "0" * 64  # as if the task changed since
     (run_dir / "run.json").write_text(json.dumps(summary))
     again = read_json(record_run(TASK, "nop", out=tmp_path) / "run.json")

@@ -91,7 +91,10 @@ def test_mutant_without_for_fails_timing(tmp_path):
     (ws / "rules" / "slo-alerts.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
     result = grade(TASK, ws)
     assert result["reward"] < 1.0
-    assert _families_failed(result, "A1") == {"Timing"}
+    # Timing, and (since 0.3.0) the Silent check early in the long burst: without for the
+    # 5m and 1h windows alone already page there
+    assert _families_failed(result, "A1") == {"Timing", "Silent"}
+    assert not next(c for c in result["checks"] if c["id"].startswith("A1.silent.long-spike@"))["passed"]
 
 
 def test_mutant_with_halved_threshold_fails_silent(tmp_path):

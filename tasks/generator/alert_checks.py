@@ -129,7 +129,25 @@ def _onset_checks(probes: AlertProbes, outage: dict, outage_start: int, true_at:
     probes.fire("outage", latest + MARGIN, "Timing", f"Firing on time at {latest + MARGIN}m",
                 f"The condition holds from about {true_at}m; with for: {for_min}m the alert must "
                 f"fire by {latest}m")
+    if _exact_onset(probes, outage, latest):
+        probes.catalog.add(
+            f"{probes.rid}.timing.outage@{latest + 1}m", probes.rid, "Timing",
+            f"Firing one evaluation after for: {for_min}m has elapsed ({latest + 1}m)",
+            f"Every target is down from {true_at}m, so the alert fires at {latest}m exactly; "
+            "a longer for (or a condition that lags) is still pending here",
+            probes.promql("outage", latest + 1, f"count({probes.firing}) > bool 0", ONE))
     return latest
+
+
+def _exact_onset(probes: AlertProbes, outage: dict, latest: int) -> bool:
+    """Whether the reference fires at ``latest`` under every semantics with no window in
+    between: a Down condition reads ``up`` at the instant (no rate window), so its onset is
+    exact and a probe one evaluation later needs no margin (it fires from ``latest`` to at
+    least ``latest`` + MARGIN + 1)."""
+    if (probes.req.get("condition") or {}).get("type") != "down":
+        return False
+    return all(reference_states.first(fire) == latest
+               and all(fire[latest:latest + MARGIN + 2]) for _, fire in outage.values())
 
 
 def _during_outage_checks(probes: AlertProbes, times: list[int], label_at: int) -> None:
@@ -143,6 +161,8 @@ def _during_outage_checks(probes: AlertProbes, times: list[int], label_at: int) 
                            f"One alert for {service}, not one per pod ({t}m)",
                            "The page is per service: aggregate away pod labels",
                            probes.promql("outage", t, f"count({firing})", ONE) | {"witness": firing})
+    if (probes.req.get("condition") or {}).get("type") == "down":
+        _exact_labels_check(probes, label_at)
     for name, value in sorted(probes.req["labels"].items()):
         selector = alerts_selector(alert, service, **{name: value})
         probes.catalog.add(f"{rid}.label.{name}", rid, "Label",
@@ -150,6 +170,23 @@ def _during_outage_checks(probes: AlertProbes, times: list[int], label_at: int) 
                            "Routing and on-call tooling read this label",
                            probes.promql("outage", label_at, f"count({selector}) > bool 0", ONE)
                            | {"witness": firing})
+
+
+def _exact_labels_check(probes: AlertProbes, t: int) -> None:
+    """The firing Down alert carries the service and the required labels and nothing else.
+
+    A Down alert's value is constant while it fires, so a label templated from
+    ``{{ $value }}`` (or any extra label) is invisible to the other checks; every extra label
+    splits or renames the page its routing and grouping see. ``count without`` the expected
+    names leaves exactly the extra labels, which promtool's exp_samples compare exactly.
+    """
+    names = ["alertname", "alertstate", "service", *sorted(probes.req["labels"])]
+    probes.catalog.add(f"{probes.rid}.label.exact", probes.rid, "Label",
+                       f"The firing alert carries exactly service, {', '.join(names[3:])}",
+                       "No label beyond the required ones: a templated label such as "
+                       "{{ $value }} makes a different alert than the one routed",
+                       probes.promql("outage", t, f"count without ({', '.join(names)}) "
+                                     f"({probes.firing})", ONE) | {"witness": probes.firing})
 
 
 def _recovery_check(probes: AlertProbes, outage: dict, outage_end: int) -> None:
@@ -232,6 +269,7 @@ def _traffic_probes(probes: AlertProbes, steady: int) -> None:
     long_fire = max(reference_states.first(fire) or 10**6 for _, fire in long_spike.values()) + MARGIN + 1
     fire("long-spike", long_fire, "Fire", f"Fires on a 25-minute burst ({long_fire}m)",
          "A long enough burst burns the 1h budget too: it must page")
+    _long_spike_edges(probes, long_spike)
     if "no-traffic" in scenarios:
         for t in (60, 85):
             silent("no-traffic", t, "Silent", f"Silent at zero traffic ({t}m)",
@@ -256,3 +294,24 @@ def _down_probes(probes: AlertProbes) -> None:
     for t in (70, 80):
         silent("other-fails", t, "Silent", f"Silent while another service is down ({t}m)",
                f"The alert is about {service}")
+
+
+def _long_spike_edges(probes: AlertProbes, states: dict) -> None:
+    """The two edges of the 25-minute burst: still silent at the last safe minute before the
+    reference fires (a rule that lost its long window, or with a shorter ``for``, already
+    pages), and still firing at the last safe minute after the burst ends (the required
+    window still holds the burst; a shorter window has already resolved)."""
+    scenario = probes.scenarios["long-spike"]
+    start, end = reference_states.outage_window(scenario, probes.req["service"])
+    earliest = min(reference_states.first(fire) or 10**6 for _, fire in states.values())
+    early = earliest - MARGIN - 1
+    if early > start and reference_states.stable(states, early, False, scenario.horizon):
+        probes.silent("long-spike", early, "Silent", f"Silent early in the burst ({early}m)",
+                      f"{early - start} minutes into a burst neither the windows nor the for "
+                      "have elapsed: a rule without its long window, or a shorter for, pages here")
+    after = [t for t in range(end + 1, scenario.horizon - MARGIN)
+             if reference_states.stable(states, t, True, scenario.horizon)]
+    if after:
+        t = max(after)
+        probes.fire("long-spike", t, "Fire", f"Still firing {t - end}m after the burst ends ({t}m)",
+                    "The required window still holds the burst: a shorter window resolves early")

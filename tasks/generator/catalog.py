@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from contract.version import DATASET_VERSION
 from tasks.generator.alert_checks import alert_checks
 from tasks.generator.checks import Catalog
 from tasks.generator.preservation_checks import load_yaml, preservation_checks
 from tasks.generator.recording_checks import recording_checks
-from tasks.generator.routing_checks import inhibit_checks, route_checks
+from tasks.generator.routing_checks import inhibit_checks, route_checks, routed_teams
 from tasks.generator.scenarios import Scenario, alert_scenarios, counters
 from tasks.generator.world import SLI_FAMILIES, World, world_from_json
 
@@ -87,7 +88,8 @@ def _requirement_checks(catalog: Catalog, world: World, pristine: Path, alert_re
         elif req["kind"] == "route":
             am = load_yaml(pristine / "alertmanager" / "alertmanager.yml") or {}
             route_checks(catalog, world, req, alert_req,
-                         {r.get("name") for r in am.get("receivers") or [] if isinstance(r, dict)})
+                         {r.get("name") for r in am.get("receivers") or [] if isinstance(r, dict)},
+                         routed_teams(am))
         elif req["kind"] == "inhibit":
             inhibit_checks(catalog, world, req, alert_req)
     return touched
@@ -113,7 +115,8 @@ def _tamper_checks(catalog: Catalog, world: World) -> None:
 def derive_catalog(spec: dict, pristine: Path) -> dict:
     """The ordered check catalog of a task, from its spec and its pristine monitoring repo.
 
-    Returns ``{version, task_id, requirements[], scenarios[], input_series{}, checks[]}``
+    Returns ``{version, task_id, catalog_version, requirements[], scenarios[], input_series{},
+    checks[]}``
     (docs/formats.md). Reads nothing but ``spec`` and the files under ``pristine``.
 
     Raises:
@@ -137,6 +140,7 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
     return {
         "version": 1,
         "task_id": world.task_id,
+        "catalog_version": DATASET_VERSION,
         "evaluation_interval": f"{world.evaluation_interval_s}s",
         "requirements": [
             {"id": r["id"], "kind": r["kind"], "weight": r["weight"], "title": r["title"],

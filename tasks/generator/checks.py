@@ -36,6 +36,18 @@ NONE: list = []
 """``exp_samples`` of a probe whose expression yields nothing."""
 
 
+ROLES = ("requirement", "positive", "negative", "suppressed", "not-suppressed", "bystander",
+         "preservation", "syntax", "tamper")
+"""What a check is for (``role`` in checks.json): ``requirement`` a check of an alert, repair or
+recording requirement (its family picks its term, grader.score); ``positive`` / ``negative``
+a route case (Jaccard of receivers / receiver forbidden); ``suppressed`` / ``not-suppressed``
+/ ``bystander`` an inhibit case; ``preservation``, ``syntax``, ``tamper`` the whole-repo
+checks (no requirement)."""
+
+FAMILY_ROLES = {"Syntax": "syntax", "Preservation": "preservation", "Tamper": "tamper"}
+"""The role of a check of these families (they never belong to a requirement)."""
+
+
 class Catalog:
     """Collects checks in order; ids are unique (``A1.fire.outage@75m``)."""
 
@@ -43,15 +55,23 @@ class Catalog:
         self.checks: list[dict] = []
         self._ids: set[str] = set()
 
-    def add(self, id: str, req: str | None, family: str, label: str, note: str, probe: dict) -> None:
-        """Append a check ``{id, req, family, label, note, probe}``.
+    def add(self, id: str, req: str | None, family: str, label: str, note: str, probe: dict,
+            role: str | None = None) -> None:
+        """Append a check ``{id, req, family, role, label, note, probe}``.
+
+        ``role`` (:data:`ROLES`): a route case's ``positive`` / ``negative``, an inhibit case's
+        ``suppressed`` / ``not-suppressed`` / ``bystander``; by default the family's
+        (:data:`FAMILY_ROLES`, else ``requirement``).
 
         Raises:
-            CatalogError: a check with this id is already in the catalog.
+            CatalogError: a check with this id is already in the catalog, or ``role`` is not
+                one of :data:`ROLES`.
         """
         if id in self._ids:
             raise CatalogError(f"duplicate check id {id}")
+        role = role or FAMILY_ROLES.get(family, "requirement")
+        if role not in ROLES:
+            raise CatalogError(f"check {id}: unknown role {role!r}")
         self._ids.add(id)
-        self.checks.append(
-            {"id": id, "req": req, "family": family, "label": label, "note": note, "probe": probe}
-        )
+        self.checks.append({"id": id, "req": req, "family": family, "role": role, "label": label,
+                            "note": note, "probe": probe})

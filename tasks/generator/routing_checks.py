@@ -7,8 +7,19 @@ from tasks.generator.checks import AUDIT, Catalog
 from tasks.generator.world import World
 
 
+def routed_teams(am: dict) -> list[str]:
+    """The teams the pristine routing tree's top-level routes match by ``team="X"``, in order."""
+    teams = []
+    for route in (am.get("route") or {}).get("routes") or []:
+        for matcher in (route.get("matchers") or []) if isinstance(route, dict) else []:
+            name, _, value = str(matcher).partition("=")
+            if name.strip() == "team" and value.startswith('"') and value.endswith('"'):
+                teams.append(value[1:-1])
+    return list(dict.fromkeys(teams))
+
+
 def route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None,
-                  pristine_receivers: set[str] = frozenset()) -> None:
+                  pristine_receivers: set[str] = frozenset(), teams: list[str] = ()) -> None:
     """Route checks: positives (Jaccard of receivers), an end-to-end chain, negatives.
 
     By default the positives are the team's new alert and its service's Down alert, the chain
@@ -16,7 +27,8 @@ def route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | No
     Down alert. A requirement may list its own ``cases`` (``positives`` / ``negatives``:
     label sets) and ``chain_alert`` instead (moved routes, renamed receivers). A receiver the
     pristine config lacks must also have an integration (routing to an empty receiver pages
-    nobody, and amtool's routing test cannot tell).
+    nobody, and amtool's routing test cannot tell). Every route requirement also gets the
+    negatives of :func:`_more_negatives` (``teams``: the pristine routes' teams).
     """
     rid, team, receiver = req["id"], req["team"], req["receiver"]
     service = req["service"]
@@ -38,23 +50,53 @@ def route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | No
                     f"The labels {chain_alert} really carries reach {receiver}",
                     "End to end: the agent's own alert rule's labels are routed, not the spec's",
                     {"type": "route_chain", "alert": chain_alert, "service": service,
-                     "expect": expect})
+                     "expect": expect}, role="positive")
     for index, labels in enumerate(positives, 1):
         catalog.add(f"{rid}.route.positive{index}", rid, "Route",
                     f"{labels['alertname']} for {labels.get('service', 'any service')} reaches "
                     f"{receiver} and the audit log",
                     f"Team {team} is on call for {service}; every page is also audited",
-                    {"type": "route", "labels": labels, "expect": expect})
+                    {"type": "route", "labels": labels, "expect": expect}, role="positive")
     if receiver not in pristine_receivers:
         catalog.add(f"{rid}.route.receiver", rid, "Route",
                     f"Receiver {receiver} exists and has an integration",
                     "A receiver without a webhook or pager integration silently drops every page",
-                    {"type": "receiver", "name": receiver})
+                    {"type": "receiver", "name": receiver}, role="positive")
     for index, labels in enumerate(negatives, 1):
         catalog.add(f"{rid}.route.negative{index}", rid, "Route",
                     f"{labels.get('service', labels['alertname'])}'s page does not reach {receiver}",
                     "A catch-all route pages the wrong team",
-                    {"type": "route", "labels": labels, "forbid": [receiver]})
+                    {"type": "route", "labels": labels, "forbid": [receiver]}, role="negative")
+    _more_negatives(catalog, req, positives, negatives, teams)
+
+
+def _more_negatives(catalog: Catalog, req: dict, positives: list[dict], negatives: list[dict],
+                    teams: list[str]) -> None:
+    """A page without a team label (the first negative's, team dropped) does not reach the
+    receiver: ``=~".*"`` or a dropped matcher also takes alerts that lack the label. And a
+    team-level page (no service) of every team of the pristine routes that neither the
+    requirement (nor its seeded typo), its positives nor its negatives name: a matcher widened
+    to a prefix regex takes a neighbour team's pages (``p.*`` for payments also takes platform)."""
+    rid, receiver = req["id"], req["receiver"]
+    unlabelled = next(({k: v for k, v in labels.items() if k != "team"} for labels in negatives
+                       if "team" in labels and "service" in labels), None)
+    if unlabelled is not None:
+        catalog.add(f"{rid}.route.negative-no-team", rid, "Route",
+                    f"{unlabelled['service']}'s page without a team label does not reach {receiver}",
+                    'A matcher widened to =~".*" (or dropped) also matches alerts that carry no '
+                    "team label at all: they must fall through to the default receiver",
+                    {"type": "route", "labels": unlabelled, "forbid": [receiver]}, role="negative")
+    named = {req["team"], req.get("merged_team"), req.get("label_team"), req.get("typo"),
+             *(labels.get("team") for labels in [*positives, *negatives])}
+    for team in teams:
+        if team not in named:
+            catalog.add(f"{rid}.route.negative-team-{team}", rid, "Route",
+                        f"Team {team}'s page does not reach {receiver}",
+                        f"Team {team} has its own route; a matcher widened to a prefix regex "
+                        "takes a neighbour team's pages",
+                        {"type": "route", "labels": {"alertname": "HeartbeatMissing",
+                                                     "severity": "page", "team": team},
+                         "forbid": [receiver]}, role="negative")
 
 
 def inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None) -> None:
@@ -99,7 +141,30 @@ def inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | 
          [source, {"alertname": f"{other.camel}ErrorBudgetBurnFast", "severity": "page",
                    "service": other.name, "team": other.team}], 1, False),
     ]
+    cases += _neighbour_cases(req, svc.camel, base, severities, alert_req)
     for key, label, alerts, target, muted in cases:
         catalog.add(f"{rid}.inhibit.{key}", rid, "Inhibit", label,
                     "One outage should page once; other services and alerts keep paging",
-                    {"type": "inhibit", "alerts": alerts, "target": target, "expect_muted": muted})
+                    {"type": "inhibit", "alerts": alerts, "target": target, "expect_muted": muted},
+                    role=key.split(".")[0])
+
+
+def _neighbour_cases(req: dict, camel: str, base: dict, severities: dict,
+                     alert_req: dict | None) -> list[tuple]:
+    """One "not suppressed" case per target: the target fires together with another alert of
+    the same service (same ``equal`` labels, severity page) that is not the source and whose
+    name starts with the service's prefix, as the source's does (``GeoRpcLatencyHigh`` beside
+    ``GeoRpcDown``). Only the named source may mute: a source side matching any alert of the
+    service, or the prefix regex, mutes the target here."""
+    taken = {req["source"], *req["targets"]}
+    neighbour = next(name for name in (f"{camel}LatencyHigh", f"{camel}SaturationHigh",
+                                       f"{camel}CertificateExpiry") if name not in taken)
+    cases = []
+    for target in req["targets"]:
+        severity = severities.get(target) or (
+            "page" if alert_req and target == alert_req["alert"] else "ticket")
+        cases.append((f"not-suppressed.neighbour.{target}",
+                      f"{target} is not muted while only {neighbour} fires for {base['service']}",
+                      [{"alertname": neighbour, "severity": "page", **base},
+                       {"alertname": target, "severity": severity, **base}], 1, False))
+    return cases

@@ -352,14 +352,20 @@ def burn_scenarios(world: World, target: Service, threshold: float, other: Servi
     ]
 
 
-def ratio_scenarios(world: World, target: Service, threshold: float, prefix: str) -> list[Scenario]:
+def ratio_scenarios(world: World, target: Service, threshold: float, prefix: str,
+                    other: Service | None = None) -> list[Scenario]:
     """Scenarios for a single-window error-ratio alert (a repair of an existing rule).
 
     normal traffic; an outage of one service and its recovery; steady ratios just under
     (0.85x) and over (1.15x) the threshold; a 3-minute spike that ``for`` must ride out; a
-    25-minute burst that must page; very low traffic at the usual error ratio.
+    25-minute burst that must page; very low traffic at the usual error ratio; with
+    ``other`` (an alert about one service, not a generic rule for all), another service
+    failing half its requests while the target is healthy.
     """
     name = target.name
+    others = [] if other is None else [
+        Scenario(prefix + "other-fails", f"{other.name} fails 50% of requests from 60m to 100m; "
+                 f"{name} is healthy", 110, phases={other.name: [Phase(60, 100, 0.5)]})]
     return [
         Scenario(prefix + "normal", "Normal traffic on every service", 100),
         Scenario(prefix + "outage", f"{name} fails 30% of requests from 40m to 80m, then recovers",
@@ -374,7 +380,7 @@ def ratio_scenarios(world: World, target: Service, threshold: float, prefix: str
                  phases={name: [Phase(40, 65, 1.0)]}),
         Scenario(prefix + "low-traffic", f"{name} at 2% of its usual traffic, usual error ratio", 90,
                  phases={name: [Phase(0, 90, target.baseline_error_ratio, 0.02)]}),
-    ]
+    ] + others
 
 
 def down_scenarios(world: World, target: Service, other: Service, for_min: int,
@@ -427,4 +433,5 @@ def alert_scenarios(world: World, req: dict, prefix: str = "") -> list[Scenario]
         if not condition.get("absent"):  # the rule is not asked to see vanished targets
             scenarios = [s for s in scenarios if not s.id.endswith("vanish")]
         return scenarios
-    return ratio_scenarios(world, target, req["threshold"], prefix)
+    return ratio_scenarios(world, target, req["threshold"], prefix,
+                           None if req.get("generic") else other)

@@ -128,15 +128,16 @@ def _task(trial: Trial, names: list[str], task_dir: Path | None, task_fp: str | 
         catalog = parse(CheckCatalog, Tree(task_dir).read_json("tests/checks.json"), catalog_path,
                         "check catalog")
         requirements, checks = catalog.requirement_refs(), catalog.check_refs()
+        catalog_version = catalog.catalog_version
     else:
-        requirements, checks = [], []
+        requirements, checks, catalog_version = [], [], None
     meta = {"id": names[0] if names else "unknown", "dir": None, "workflow": None, "tier": None,
             "seed": None, "known": False, "name": names[0] if names else None}
     if task_dir:
         spec = Tree(task_dir).read_json("tests/spec.json")
         meta.update(id=spec.get("task_id", task_dir.name), dir=str(task_dir), known=True,
                     workflow=spec.get("workflow"), tier=spec.get("tier"), seed=spec.get("seed"),
-                    fingerprint=task_fp)
+                    fingerprint=task_fp, catalog_version=catalog_version)
     meta["id"] = slug_id(meta["id"]) if meta["id"] else "unknown"
     if not task_dir and trial.path.is_file():
         meta["id"], meta["name"] = "unknown", None
