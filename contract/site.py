@@ -70,6 +70,8 @@ class RunDocument(Strict):
     final: dict[str, Any] | None
     tools: dict[str, str] | None = None
     """The tool versions the run was graded with (run.json ``tools``), or null."""
+    catalog_version: str | None = None
+    """The check catalog's release the run was graded against (run.json ``task.catalog_version``)."""
     llm: dict[str, Any] | None = None
     """Model runs: the endpoint as it described itself and the token totals
     (exporter/llm_turns.py ``run_llm_block``), or null."""
@@ -94,6 +96,7 @@ class RunHead(Strict):
     error: str | None
     final: dict[str, Any] | None
     tools: dict[str, str] | None = None
+    catalog_version: str | None = None
     llm: dict[str, Any] | None = None
     harbor: dict[str, Any] | None = None
     subagents: list[dict[str, Any]] | None = None

@@ -57,10 +57,13 @@ def task_runs_document(task: TaskInfo, summaries: list[dict[str, Any]]) -> dict[
 
 def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
     """``data/runs/<run-id>.json``: ``{run_id, kind, task_id, policy, model, seed, status, error,
-    final, tools, llm?, steps[]}`` (``tools``: the promtool/amtool versions that graded it, or null); ``status`` is run.json's (``complete``, ``running``: interrupted or
+    final, tools, catalog_version?, llm?, steps[]}`` (``tools``: the promtool/amtool versions that
+    graded it, or null; ``catalog_version``: run.json ``task.catalog_version``, the check
+    catalog's release it was graded against, when the run names one); ``status`` is run.json's (``complete``, ``running``: interrupted or
     in progress, ``failed``: with ``error``); ``llm``: the model's endpoint and token totals
     (:func:`exporter.llm_turns.run_llm_block`), only when a step came from a model."""
     model_block = run_llm_block(run.run.get("endpoint"), steps)
+    catalog_version = (run.run.get("task") or {}).get("catalog_version")
     return {
         "run_id": run.run_id,
         "kind": run.run["kind"],
@@ -72,6 +75,7 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
         "error": run.run.get("error"),
         "final": run.run.get("final"),
         "tools": run.run.get("tools"),
+        **({"catalog_version": catalog_version} if isinstance(catalog_version, str) else {}),
         **({"llm": model_block} if model_block else {}),
         "steps": steps,
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -184,9 +185,26 @@ def test_the_reproduce_panel_names_the_tool_versions(page, served_site):
     page.goto(f"{served_site.url}run.html?run=fixture-oracle-s1&step=2&check=A1-fire-1")
     page.wait_for_selector("body[data-ready='1']")
     line = page.locator("#reproduce-tools").text_content()
-    assert line == "This run does not record which promtool and amtool graded it."
+    assert line == ("This run does not record which promtool and amtool graded it. "
+                    "This run does not name its check catalog's release.")
     tools = {"promtool": "2.53.3+ds1", "amtool": "0.28.1+ds", "inhibition": "alertmanager 0.25"}
     text = page.evaluate("tools => import('./static/js/components/inspector.js')"
-                         ".then(m => m.toolsLine(tools))", tools)
+                         ".then(m => m.toolsLine(tools, '0.3.0'))", tools)
     assert text == ("Graded with promtool 2.53.3+ds1 and amtool 0.28.1+ds; inhibit checks follow "
-                    "alertmanager 0.25 semantics.")
+                    "alertmanager 0.25 semantics. Checks from catalog 0.3.0.")
+
+
+def test_the_site_run_names_the_catalog_release_it_was_graded_against(tmp_path):
+    """run.json task.catalog_version reaches the site run file (and its head) unchanged."""
+    from exporter.run_folders import read_run_folder
+    from exporter.site_data import run_document, run_head_document
+
+    source = Path(__file__).parent / "fixtures" / "site" / "runs" / "fixture-oracle-s1"
+    run_dir = tmp_path / "fixture-oracle-s1"
+    shutil.copytree(source, run_dir)
+    run = json.loads((run_dir / "run.json").read_text())
+    run["task"]["catalog_version"] = "0.3.0"
+    (run_dir / "run.json").write_text(json.dumps(run))
+    doc = run_document(read_run_folder(run_dir), [])
+    assert doc["catalog_version"] == "0.3.0"
+    assert run_head_document(doc)["catalog_version"] == "0.3.0"

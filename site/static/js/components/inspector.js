@@ -28,9 +28,10 @@ async function copyText(text) {
 }
 
 /** The tool versions a run was graded with, as one sentence (run.tools may be null). */
-export function toolsLine(tools) {
-  if (!tools) return "This run does not record which promtool and amtool graded it.";
-  return `Graded with promtool ${tools.promtool} and amtool ${tools.amtool}; inhibit checks follow ${tools.inhibition} semantics.`;
+export function toolsLine(tools, catalogVersion) {
+  const catalog = catalogVersion ? ` Checks from catalog ${catalogVersion}.` : " This run does not name its check catalog's release.";
+  if (!tools) return `This run does not record which promtool and amtool graded it.${catalog}`;
+  return `Graded with promtool ${tools.promtool} and amtool ${tools.amtool}; inhibit checks follow ${tools.inhibition} semantics.${catalog}`;
 }
 
 /**
@@ -76,7 +77,7 @@ export function createInspector(task, onClose) {
       shown = checkId;
       build(entry.check);
     }
-    fill(byId("reproduce-tools"), toolsLine(run.tools));
+    fill(byId("reproduce-tools"), toolsLine(run.tools, run.catalog_version));
     const step = run.steps[n];
     const state = stateAt(step, entry.index);
     const target = byId("inspector-state");
