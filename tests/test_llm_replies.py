@@ -229,9 +229,9 @@ def test_an_episode_the_endpoint_refuses_ends_with_the_reason_in_run_json(tmp_pa
     finally:
         server.stop()
         aria.stop()
-    # the episode ended after one action; a real ARIA server answers /state then, the contract
-    # server only at the end of a recorded transcript (so the run is kept as failed)
-    assert done.returncode == 1 and "no recorded answer for /state after 1 steps" in done.stderr
+    # the episode ended after one action: the contract server answers a mid-episode /state
+    # with the episode id (as ARIA does), so the run completes with the refusal in its notes
+    assert done.returncode == 0, done.stderr
     run_dir = find_run(tmp_path / "runs", "aria-easy__llm__s42")
     summary = read_json(run_dir / "run.json")
     assert summary["endpoint"]["server_version"] == "0.3.36"

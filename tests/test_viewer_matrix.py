@@ -100,7 +100,10 @@ def test_deep_link_marks_step_column_and_check_row(page, served_site):
     assert page.locator("#matrix-row").is_visible()
 
 
-def test_episode_run_says_it_has_no_matrix(page, served_site):
+def test_an_episode_run_shows_no_check_matrix(page, served_site):
+    """Episodes have no checks: the matrix panel is left out (components/episode.js), not
+    drawn empty with an alerting run's wording."""
     open_run(page, served_site, "run=fixture-episode-easy")
-    assert page.locator("#matrix-empty").is_visible()
+    assert not page.locator("#matrix-panel").is_visible()
+    assert not page.locator("#matrix-empty").is_visible()
     assert page.locator("#matrix-canvas").count() == 0
