@@ -1,4 +1,4 @@
-"""Blame: for every failing check, the step at which it last went from pass (or not graded) to fail, and the diff hunk of that step that did it.
+"""Blame: for every failing check, the step that gave it its failure (the last pass-to-fail step, or the step its cause changed kind at) and the diff hunk of it.
 
 Computed from the per-step check states and diffs alone (the exporter reads files only). The
 hunk is the one of that step's diff whose changed lines name most of what the check's cause
@@ -46,17 +46,35 @@ def pick_hunk(diff: dict[str, Any] | None, tokens: set[str]) -> int | None:
 def attach_blame(steps: list[dict[str, Any]], checks: list[dict[str, Any]]) -> None:
     """Set ``blame`` on each step: ``{check id: hunk index or None}`` for every check that
     turns red there (state ``0`` at step n, not ``0`` at step n - 1; at step 0 every failing
-    check, which no change of the agent broke). A check's blame at step n is the latest entry
-    at or before n while it stays red (:func:`blame_at`)."""
+    check, which no change of the agent broke), and for every check that stays red at a step
+    that changes files while its cause changes kind (the step gave it the cause it now has: a
+    route check red in the pristine repo for a missing route and red later for a catch-all
+    route is blamed on the catch-all's step, not on the pristine repo). A check's blame at
+    step n is the latest entry at or before n while it stays red (:func:`blame_at`).
+
+    ``causes`` on a step is a delta (``{check id: cause}`` where it starts or changes,
+    ``null`` where it ends, exporter.steps), so the current cause kind is carried along.
+    """
     previous = ""
+    kinds: dict[str, str | None] = {}
     for n, step in enumerate(steps):
         states = step.get("checks") or ""
+        changed = step.get("causes") or {}
         blame = {}
         for index, check in enumerate(checks):
-            if index < len(states) and states[index] == "0" and (
-                    n == 0 or index >= len(previous) or previous[index] != "0"):
-                tokens = _cause_tokens(check, (step.get("causes") or {}).get(check["id"]))
-                blame[check["id"]] = pick_hunk(step.get("diff"), tokens) if n else None
+            cid = check["id"]
+            cause = changed.get(cid)
+            kind_before = kinds.get(cid)
+            if cid in changed:
+                kinds[cid] = cause.get("kind") if isinstance(cause, dict) else None
+            if index >= len(states) or states[index] != "0":
+                continue
+            turned_red = n == 0 or index >= len(previous) or previous[index] != "0"
+            new_cause = (n > 0 and isinstance(cause, dict) and kind_before is not None
+                         and cause.get("kind") != kind_before and (step.get("diff") or {}).get("hunks"))
+            if turned_red or new_cause:
+                tokens = _cause_tokens(check, cause if isinstance(cause, dict) else None)
+                blame[cid] = pick_hunk(step.get("diff"), tokens) if n else None
         step["blame"] = blame
         previous = states
 

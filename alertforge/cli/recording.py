@@ -33,8 +33,12 @@ def add_record(sub) -> None:
     """``record --task T --policy P``: one run of a policy on a task or an ARIA episode."""
     record = sub.add_parser("record", help="record one run of a policy on a task")
     record.add_argument("--task", required=True, help="task folder or task id")
+    from recorder.reference.mutations import ADVERSARIES
+
     record.add_argument("--policy", required=True,
-                        help="oracle, nop, partial or llm; with --env aria: scripted, random or llm")
+                        help="oracle, nop, partial, mutant (a seeded wrong fix), llm, or "
+                             "adversary:KIND with KIND one of " + ", ".join(sorted(ADVERSARIES))
+                             + "; with --env aria: scripted, random or llm")
     add_run_options(record)
     add_tasks_option(record)
     add_llm_options(record)

@@ -125,12 +125,18 @@ def _alert_summary(family: str, name: str, facts: dict) -> tuple[str, str]:
         if since is not None and duration_seconds(rule_for) is not None:
             start = float(since.rstrip("m")) + duration_seconds(rule_for) / 60
             fired = f", firing since {start:g}m (active since {since}, the rule has {shown_for})"
+        asked_for = duration_seconds(facts["asks"]["for"]) if "for" in facts["asks"] else None
+        short = asked_for is not None and (duration_seconds(rule_for) or 0) < asked_for
         kind = "alert-no-comparison" if not comparison else (
-            "alert-for-too-short" if family == "Timing" else "alert-firing")
+            "alert-for-too-short" if family == "Timing" or short else "alert-firing")
         lead = ""
         if kind == "alert-for-too-short" and "for" in facts["asks"]:
-            lead = f"the rule has {shown_for}, shorter than the {facts['asks']['for']} asked: "
-        return kind, (f"{lead}{name} fires at {at} for {len(firing)} series{fired}; {condition}"
+            lead = (f"the rule has no for: (the requirement asks {facts['asks']['for']}): "
+                    if not duration_seconds(rule_for) else
+                    f"the rule has for: {rule_for}, shorter than the {facts['asks']['for']} asked: ")
+        if lead:  # the lead already names the rule's for
+            fired = fired.replace(f", the rule has {shown_for})", ")")
+        return kind, (f"{lead}{name} fires at {at} ({len(firing)} series){fired}; {condition}"
                       + _asked(facts))
     if family == "Dup" and firing:
         varying = sorted(k for k in set().union(*(s["labels"] for s in firing))

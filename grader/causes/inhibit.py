@@ -90,10 +90,10 @@ def _not_muted(rules: list[dict], target: dict[str, str]) -> tuple[str, str]:
                     (f"only {name} itself matches the source side of inhibit rule {own[0]['rule']} "
                     f"({own[0]['describe']}), and an alert never mutes itself"))
         others = ", ".join(f"{s['alertname']} {format_labels(s['labels'])}" for s in rules[0]["sources"])
+        whose = ("the only inhibit rule's source side matches" if len(rules) == 1 else
+                 f"none of the {len(rules)} inhibit rules' source sides matches")
         return ("inhibit-no-matching-rule",
-                (f"{'the only inhibit rule has' if len(rules) == 1 else f'none of the {len(rules)} inhibit rules has'}"
-                 " a source side matching any other alert "
-                f"of the case ({others}), so nothing can mute {name}"))
+                f"{whose} no other alert firing in the case ({others}), so nothing can mute {name}")
     best = misspelt[0] if misspelt else max(rules, key=_stage)
     where = (f"inhibit rule {best['rule']} ({best['describe']})" if len(rules) == 1 else
              f"none of the {len(rules)} inhibit rules mutes {name}; the closest, rule "
