@@ -96,7 +96,8 @@ class Redactor:
                 if not self._high_entropy(match.group(2)):
                     continue
                 before = _KEY_BEFORE.search(text, max(0, match.start() - 80), match.start())
-                key = before.group(1).lower() if before else ""
+                # an HTML attribute spells the field with hyphens (data-run-id="...")
+                key = before.group(1).lower().replace("-", "_") if before else ""
                 if key in EXEMPT_KEYS or key.endswith(EXEMPT_SUFFIXES):
                     continue
                 spans.append((match.start(2), match.end(2), "high-entropy"))

@@ -261,6 +261,7 @@ def test_viewer_opens_a_subagent_and_shows_an_image_part_and_the_trial(served, p
     assert "alertmanager.png" in page.locator("#step-media figcaption").inner_text()
     panel = page.locator("#trial-panel")
     assert panel.is_visible()
+    assert "null" not in page.locator("#trial-body").inner_text()  # an absent part is no text
     assert page.locator("#trial-rewards tr[data-reward]").count() == 16
     assert "2 copied-context steps left out" in page.locator("#trial-tokens caption").inner_text()
     audio_step = next(s["n"] for s in run["steps"] if any(m["type"] == "audio" for m in s.get("media", [])))
@@ -299,6 +300,7 @@ def test_viewer_shows_each_step_of_a_multi_step_trial_and_a_failed_artifact(serv
     assert page.locator("#step-section").inner_text() == "Trial step: recording-rules"
     assert page.locator("#trial-steps section.trial-step").count() == 2
     assert "not re-graded" in page.locator("#trial-facts").inner_text()
+    assert "null" not in page.locator("#trial-body").inner_text()
     failed = _site_run(site, FAILED_ARTIFACT)
     page.goto(f"{url}run.html?run={failed['run_id']}&step=0")
     page.wait_for_selector("body[data-ready='1']")

@@ -168,3 +168,17 @@ def test_each_kind_is_masked_wherever_it_sits(kind):
     for wrapped in wraps:
         assert secret not in redactor.text(wrapped), wrapped[:80]
     assert secret not in json.dumps(redactor.value({"note": text, "nested": [text]}))
+
+
+def test_run_ids_in_html_attributes_are_not_taken_for_secrets():
+    """A site page names runs in ``data-run-id`` attributes (hyphenated): an id field, like
+    run.json's ``run_id``, so the entropy rule leaves it alone; a key in such an attribute is
+    still masked by its format."""
+    from exporter.redact import Redactor
+
+    run_id = "af-003-slo-onboarding-medium-s1__adversary-inhibit-all__s0__642d9cf104"
+    page = f'<tr data-run-id="{run_id}"><td data-run-id="Zx8Qw2mN7pL4vB9cR1tY6uK3"></td></tr>'
+    redactor = Redactor()
+    assert redactor.text(page) == page
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    assert key not in Redactor().text(f'<tr data-run-id="{key}">')

@@ -77,13 +77,14 @@ export function renderTrialPanel(run) {
   if (!harbor) return;
   const body = clear(byId("trial-body"));
   const missing = (harbor.media || []).filter((m) => !m.stored);
+  // Node.append turns null into the text "null": absent parts are "" here (el() skips null itself)
   body.append(facts(harbor), el("div", { id: "trial-rewards" }, rewardsTable(harbor.rewards, "Every named reward (verifier)")),
     el("div", { id: "trial-exception" }, exceptionBlock(harbor.exception, harbor.exception_txt)),
     el("div", { id: "trial-tokens" }, tokensBlock(harbor.tokens)),
     el("div", { id: "trial-verifier" }, verifierBlock(harbor.verifier)),
     el("div", { id: "trial-artifacts" }, harbor.multi_step ? null : artifactsTable(harbor.artifacts)),
     el("div", { id: "trial-logs" }, harbor.multi_step ? null : partBlocks({ agent_logs: harbor.agent_logs })[3]),
-    missing.length ? el("p", { class: "muted" }, `Media parts without a file: ${missing.map((m) => `${m.path} (${m.problem})`).join("; ")}`) : null,
+    missing.length ? el("p", { class: "muted" }, `Media parts without a file: ${missing.map((m) => `${m.path} (${m.problem})`).join("; ")}`) : "",
     el("div", { id: "trial-steps" }, (harbor.steps || []).map((step) => el("section", { class: "trial-step", dataset: { step: step.name } },
       el("h3", null, `Trial step ${step.name}`), rewardsTable(step.rewards, `Rewards of ${step.name}`), partBlocks(step)))));
 }
