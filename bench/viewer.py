@@ -9,7 +9,7 @@ Modes (any together):
   the run view's ``first-step-rendered`` mark, time to it: the median of ``--loads`` loads, step
   switch median and p95), the home page and the gallery index (bytes and requests until the
   network is quiet and before their first paint), and each ``--run ID``; ``--all-runs`` also every run of the site
-  (min/median/p90/max of those figures over all runs).
+  (min/median/p90/max of those figures over all runs, ``--all-loads`` loads each, no switches).
 - ``--generated`` (the default when no other mode is given): a generated 1,000-step run with
   200 checks in a 1,000-run site: home bytes, first step, step switch (today's output).
 - ``--big-site N``: N runs copied from ``--sample-from`` (real run folders) with distinct
@@ -22,7 +22,7 @@ writes every figure; ``--baseline FILE`` (an earlier ``--json``) prints now/befo
 Targets (issue 19): before the first step <= 100 kB and <= 6 requests, home <= 300 kB.
 
 Usage: .venv/bin/python bench/viewer.py [--site DIR [--all-runs] [--run ID]...] [--generated] [--big-site N
---sample-from RUNS] [--loads 5] [--switches 300] [--json OUT] [--baseline FILE]
+--sample-from RUNS] [--loads 5] [--all-loads 3] [--switches 300] [--json OUT] [--baseline FILE]
 """
 
 from __future__ import annotations
@@ -120,10 +120,11 @@ def print_distribution(all_runs: dict) -> None:
                                                for k in ("min", "median", "p90", "max")))
 
 
-def measure_site(site: Path, loads: int, switches: int, all_runs: bool, named: tuple[str, ...] = ()) -> dict:
+def measure_site(site: Path, loads: int, switches: int, all_loads: int, named: tuple[str, ...] = ()) -> dict:
     """Measure an exported site (the ``--site`` mode) and print as it goes; returns the figures.
 
-    Raises ValueError when a ``named`` run is not in the site."""
+    ``all_loads`` > 0: every run too, that many loads each. Raises ValueError when a ``named``
+    run is not in the site."""
     rows = site_runs(site)
     chosen = pick_runs(rows, named)
     result: dict = {"path": str(site), "run_count": len(rows), "runs": {}, "problems": []}
@@ -140,13 +141,13 @@ def measure_site(site: Path, loads: int, switches: int, all_runs: bool, named: t
             result["runs"][label] = figures
             result["problems"] += [f"{row['run_id']}: {p}" for p in figures["problems"]]
             print_run(label, row, figures)
-        if all_runs:
+        if all_loads:
             started = time.perf_counter()
-            result["all_runs"] = measure_all(page, base, rows, loads)
+            result["all_runs"] = measure_all(page, base, rows, all_loads)
             result["all_runs"]["seconds"] = round(time.perf_counter() - started, 1)
             result["problems"] += result["all_runs"]["problems"]
             print_distribution(result["all_runs"])
-            print(f"  ({len(rows)} runs x {loads} loads in {result['all_runs']['seconds']} s)")
+            print(f"  ({len(rows)} runs x {all_loads} loads in {result['all_runs']['seconds']} s)")
     return result
 
 
@@ -200,7 +201,7 @@ def measure_big_site(count: int, sample_from: Path, loads: int, switches: int) -
         files, total = site_bytes(root / "site")
         print(f"big site: {count} runs written in {written - started:.1f} s (from {sample_from}), exported in "
               f"{exported - written:.1f} s: {files:,d} files, {total / 1e6:,.1f} MB, {kb(total / count)} per run")
-        result = measure_site(root / "site", loads, switches, all_runs=False)
+        result = measure_site(root / "site", loads, switches, all_loads=0)
     result.update({"count": count, "export_seconds": round(exported - written, 1), "site_bytes": total,
                    "site_files": files, "bytes_per_run": round(total / count)})
     return result
@@ -234,7 +235,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--checks", type=int, default=200)
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--switches", type=int, default=300)
-    parser.add_argument("--loads", type=int, default=5, help="loads of each run to time (median)")
+    parser.add_argument("--loads", type=int, default=5, help="loads of each named run to time (median)")
+    parser.add_argument("--all-loads", type=int, default=3, help="with --all-runs: loads of every run (median)")
     parser.add_argument("--json", type=Path, help="write every figure to this JSON file")
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: print ratios against it")
     args = parser.parse_args()
@@ -242,8 +244,8 @@ def arguments() -> argparse.Namespace:
         parser.error("--big-site needs --sample-from (a folder of run folders, e.g. the demo's runs)")
     if (args.all_runs or args.run) and args.site is None:
         parser.error("--all-runs and --run need --site")
-    if args.loads < 1:
-        parser.error("--loads must be at least 1")
+    if args.loads < 1 or args.all_loads < 1:
+        parser.error("--loads and --all-loads must be at least 1")
     return args
 
 
@@ -257,7 +259,8 @@ def main() -> int:
     figures: dict = {"load_average_start": os.getloadavg()}
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in figures['load_average_start'])} (2 cores)")
     if args.site:
-        figures["site"] = measure_site(args.site, args.loads, args.switches, args.all_runs, tuple(args.run))
+        all_loads = args.all_loads if args.all_runs else 0
+        figures["site"] = measure_site(args.site, args.loads, args.switches, all_loads, tuple(args.run))
     if args.generated or not (args.site or args.big_site):
         figures["generated"] = measure_generated(args.steps, args.checks, args.runs, args.switches, args.loads)
     if args.big_site:

@@ -12,8 +12,8 @@ from conftest import FIXTURE_RUNS, fixture_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from viewer_measure import dom_problems, open_page  # noqa: E402
-from viewer_site import measure_pages, measure_run, pick_runs, site_runs  # noqa: E402
+from viewer_measure import dom_problems, open_page
+from viewer_site import measure_pages, measure_run, pick_runs, site_runs
 
 pytestmark = pytest.mark.browser
 
