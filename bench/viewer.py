@@ -7,7 +7,8 @@ Modes (any together):
 - ``--site DIR`` an exported site (``alertforge demo --no-serve``'s space/): the largest alerting
   runs by steps, by checks and by bytes and the largest episode runs (bytes and requests before
   the run view's ``first-step-rendered`` mark, time to it: the median of ``--loads`` loads, step
-  switch median and p95), the home page and the gallery index (bytes and requests until the
+  switch median and p95; the same load figures opened at step 1 too, ``&step=1``, so the DOM
+  contract sees a tool call, its output and diff), the home page and the gallery index (bytes and requests until the
   network is quiet and before their first paint), and each ``--run ID``; ``--all-runs`` also every run of the site
   (min/median/p90/max of those figures over all runs, ``--all-loads`` loads each, no switches).
 - ``--generated`` (the default when no other mode is given): a generated 1,000-step run with
@@ -53,7 +54,7 @@ OLD_PHASES = (("head-loaded", "head file loaded"), ("task-loaded", "task file lo
               ("first-step-rendered", "first-step-rendered"), ("first-step-painted", "first step painted"),
               ("run-loaded", "run file loaded"), ("built-views", "views built"), ("built-matrix", "matrix built (ready)"))
 RATIO_FIGURES = {"first_step_ms", "first_paint_ms", "switch_median_ms", "switch_p95_ms", "bytes_before",
-                 "requests_before", "bytes_all", "requests_all", "median", "p90", "max"}
+                 "requests_before", "bytes_all", "requests_all", "min", "median", "p90", "max"}
 
 
 @contextmanager
@@ -98,6 +99,13 @@ def print_run(label: str, row: dict, figures: dict) -> None:
           f"{checked['output']} chars, {checked['diff_rows']} diff rows, {checked['visible_checks']} visible check "
           f"labels, episode result {checked['episode_result']} chars, {checked['episode_services']} services")
     print(f"  files before the mark: {', '.join(figures['files_before'])}")
+    deep = figures["step_1"]
+    checked = deep["contract_checked"]
+    print(f"  opened at step 1 (&step=1): first step rendered {ms(deep['first_step_ms'])}, before it "
+          f"{kb(deep['bytes_before'])} in {deep['requests_before']} requests; at the mark, as when ready: tool "
+          f"{checked['tool']!r}, arguments {checked['arguments']} chars, output {checked['output']} chars, "
+          f"{checked['diff_rows']} diff rows, {checked['visible_checks']} visible check labels, episode result "
+          f"{checked['episode_result']} chars")
 
 
 def print_pages(pages: dict) -> None:
@@ -138,8 +146,10 @@ def measure_site(site: Path, loads: int, switches: int, all_loads: int, named: t
                 result["problems"].append(f"{label}: {error}")
                 continue
             figures["row"] = row
+            figures["step_1"] = measure_run(page, base, row["run_id"], loads, 0, step=1)
             result["runs"][label] = figures
             result["problems"] += [f"{row['run_id']}: {p}" for p in figures["problems"]]
+            result["problems"] += [f"{row['run_id']} at step 1: {p}" for p in figures["step_1"]["problems"]]
             print_run(label, row, figures)
         if all_loads:
             started = time.perf_counter()
@@ -214,8 +224,11 @@ def ratios(now, before, path: str = "") -> list[str]:
     if isinstance(now, dict) and isinstance(before, dict):
         if "run_id" in now and now.get("run_id") != before.get("run_id"):
             return []
+        skipped = {"problems", "row", "first_step_runs_ms", "phases", "contract_checked"}
+        if path.endswith("all_runs"):
+            skipped.add("runs")  # one ratio per run of the site would bury the distribution's
         for key in now:
-            if key in before and key not in ("problems", "row", "first_step_runs_ms", "phases", "runs"):
+            if key in before and key not in skipped:
                 lines += ratios(now[key], before[key], f"{path}.{key}" if path else key)
     elif (path.rsplit(".", 1)[-1] in RATIO_FIGURES and isinstance(now, (int, float))
           and isinstance(before, (int, float)) and before):

@@ -245,21 +245,22 @@ def load_run(page, base: str, url: str, quiet: bool, timeout_ms: int = 60_000) -
     network is quiet (Playwright's networkidle: 500 ms without requests) for the *_all figures.
     Raises MeasureError when the page does not get ready or throws.
     """
+    from playwright.sync_api import Error as PlaywrightError
+
     finished, stop = _browser_requests(page)
     try:
         page.bench_errors.clear()
         page.goto(url)
-        try:
-            page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
-        except Exception as error:  # Playwright's TimeoutError and navigation errors
-            raise MeasureError(f"{url}: the page did not get ready ({error.__class__.__name__}); "
-                               f"page errors: {page.bench_errors or 'none'}") from error
+        page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
         if quiet:
             page.wait_for_load_state("networkidle")
         marks = page.evaluate("() => window.__benchMarks")
         at_ready = page.evaluate(SNAPSHOT_JS)
         visible = page.evaluate(VISIBLE_CHECKS_JS)
         resources = page.evaluate(RESOURCES_JS)
+    except PlaywrightError as error:  # its TimeoutError too
+        raise MeasureError(f"{url}: the page did not get ready ({str(error).splitlines()[0]}); "
+                           f"page errors: {page.bench_errors or 'none'}") from error
     finally:
         stop()
     mark_ms = resources["marks"].get(RENDERED)

@@ -110,13 +110,15 @@ def distribution(values: list[float]) -> dict:
             "max": ordered[-1]}
 
 
-def run_url(base: str, run_id: str) -> str:
-    """The run view's address for ``run_id`` on a site served at ``base`` (ends with /)."""
-    return f"{base}run.html?run={run_id}"
+def run_url(base: str, run_id: str, step: int | None = None) -> str:
+    """The run view's address for ``run_id`` (at ``step``, when given) on a site served at
+    ``base`` (ends with /)."""
+    return f"{base}run.html?run={run_id}" + ("" if step is None else f"&step={step}")
 
 
-def measure_run(page, base: str, run_id: str, loads: int, switches: int) -> dict:
-    """Load one run ``loads`` times (the first until the network is quiet), then switch steps.
+def measure_run(page, base: str, run_id: str, loads: int, switches: int, step: int | None = None) -> dict:
+    """Load one run ``loads`` times (the first until the network is quiet), then switch steps;
+    ``step``: open that step (a deep link, ``&step=``) instead of the run's start.
 
     Returns the figures (ms medians over the loads; bytes/requests of the median load) and
     ``problems``: the DOM contract's failures at the mark, named per load. Raises MeasureError.
@@ -124,7 +126,7 @@ def measure_run(page, base: str, run_id: str, loads: int, switches: int) -> dict
     results: list[Load] = []
     problems: list[str] = []
     for number in range(loads):
-        load, found = load_run(page, base, run_url(base, run_id), quiet=number == 0)
+        load, found = load_run(page, base, run_url(base, run_id, step), quiet=number == 0)
         results.append(load)
         problems += [f"load {number + 1}: {p}" for p in found]
     timed = [r for r in results if r.mark_ms is not None]

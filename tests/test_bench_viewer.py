@@ -12,6 +12,7 @@ from conftest import FIXTURE_RUNS, fixture_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
+from viewer_generated import sample_runs
 from viewer_measure import dom_problems, open_page
 from viewer_site import measure_pages, measure_run, pick_runs, site_runs
 
@@ -76,6 +77,15 @@ def test_run_figures_are_present_and_sane(two_run_site, bench_page, run_id):
         assert checked["visible_checks"] > 0 and checked["tool"] == "initial state"
 
 
+def test_a_deep_link_to_a_write_checks_its_tool_call_output_and_diff(two_run_site, bench_page):
+    _, base = two_run_site
+    figures = measure_run(bench_page, base, "fixture-oracle-s1", loads=1, switches=0, step=3)
+    assert figures["problems"] == []
+    checked = figures["contract_checked"]
+    assert checked["step"] == "3" and checked["tool"] == "write_file"
+    assert checked["arguments"] > 0 and checked["output"] > 0 and checked["diff_rows"] > 0
+
+
 def test_home_and_gallery_have_bytes_and_a_first_paint(two_run_site, bench_page):
     site, base = two_run_site
     pages = measure_pages(bench_page, base, site)
@@ -118,3 +128,17 @@ def test_dom_problems_names_each_missing_part():
     assert problems == ["no output at the mark (12 characters when ready)", "2 diff rows at the mark, 5 when ready",
                         "1 of the 2 visible checks had no label at the mark (first: b)"]
     assert dom_problems(None, ready, []) == ["the mark was never set"]
+
+
+def test_sampled_runs_are_distinct_copies_that_export(tmp_path):
+    from exporter.export import export_site
+
+    sources = tmp_path / "sources"
+    for run in RUNS:
+        shutil.copytree(FIXTURE_RUNS / run, sources / run)
+    ids = sample_runs(tmp_path / "runs", 5, sources)
+    assert len(set(ids)) == 5
+    messages = [(tmp_path / "runs" / run_id / "trajectory.json").read_text() for run_id in ids]
+    assert len(set(messages)) == 5
+    export_site([tmp_path / "runs"], tmp_path / "site", task_index=fixture_tasks())
+    assert {row["run_id"] for row in site_runs(tmp_path / "site")} == set(ids)
