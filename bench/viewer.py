@@ -7,8 +7,8 @@ Modes (any together):
 - ``--site DIR`` an exported site (``alertforge demo --no-serve``'s space/): the largest alerting
   runs by steps, by checks and by bytes and the largest episode runs (bytes and requests before
   the run view's ``first-step-rendered`` mark, time to it: the median of ``--loads`` loads, step
-  switch median and p95; the same load figures opened at step 1 too, ``&step=1``, so the DOM
-  contract sees a tool call, its output and diff), the home page and the gallery index (bytes and requests until the
+  switch median and p95; the same load figures opened at the run's first step with a diff too,
+  ``&step=K``, so the DOM contract sees a tool call, its output and a diff), the home page and the gallery index (bytes and requests until the
   network is quiet and before their first paint), and each ``--run ID``; ``--all-runs`` also every run of the site
   (min/median/p90/max of those figures over all runs, ``--all-loads`` loads each, no switches).
 - ``--generated`` (the default when no other mode is given): a generated 1,000-step run with
@@ -39,7 +39,14 @@ from pathlib import Path
 
 from viewer_generated import BIG_RUN, generate, sample_runs
 from viewer_measure import MeasureError, open_browser
-from viewer_site import measure_all, measure_pages, measure_run, pick_runs, site_runs
+from viewer_site import (
+    first_write_step,
+    measure_all,
+    measure_pages,
+    measure_run,
+    pick_runs,
+    site_runs,
+)
 
 from contract.files import dump_json, write_atomic
 from exporter.export import export_site
@@ -99,9 +106,9 @@ def print_run(label: str, row: dict, figures: dict) -> None:
           f"{checked['output']} chars, {checked['diff_rows']} diff rows, {checked['visible_checks']} visible check "
           f"labels, episode result {checked['episode_result']} chars, {checked['episode_services']} services")
     print(f"  files before the mark: {', '.join(figures['files_before'])}")
-    deep = figures["step_1"]
+    deep = figures["deep_link"]
     checked = deep["contract_checked"]
-    print(f"  opened at step 1 (&step=1): first step rendered {ms(deep['first_step_ms'])}, before it "
+    print(f"  opened at step {deep['step']} (&step=, its first diff): first step rendered {ms(deep['first_step_ms'])}, before it "
           f"{kb(deep['bytes_before'])} in {deep['requests_before']} requests; at the mark, as when ready: tool "
           f"{checked['tool']!r}, arguments {checked['arguments']} chars, output {checked['output']} chars, "
           f"{checked['diff_rows']} diff rows, {checked['visible_checks']} visible check labels, episode result "
@@ -146,10 +153,11 @@ def measure_site(site: Path, loads: int, switches: int, all_loads: int, named: t
                 result["problems"].append(f"{label}: {error}")
                 continue
             figures["row"] = row
-            figures["step_1"] = measure_run(page, base, row["run_id"], loads, 0, step=1)
+            step = first_write_step(site, row["run_id"])
+            figures["deep_link"] = {"step": step, **measure_run(page, base, row["run_id"], loads, 0, step=step)}
             result["runs"][label] = figures
             result["problems"] += [f"{row['run_id']}: {p}" for p in figures["problems"]]
-            result["problems"] += [f"{row['run_id']} at step 1: {p}" for p in figures["step_1"]["problems"]]
+            result["problems"] += [f"{row['run_id']} at step {step}: {p}" for p in figures["deep_link"]["problems"]]
             print_run(label, row, figures)
         if all_loads:
             started = time.perf_counter()

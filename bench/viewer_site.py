@@ -101,6 +101,18 @@ def pick_runs(rows: list[dict], named: tuple[str, ...] = ()) -> dict[str, dict]:
     return {", ".join(parts): by_id[run_id] for run_id, parts in labels.items()}
 
 
+def first_write_step(site: Path, run_id: str) -> int:
+    """The first step of the run whose diff has a hunk (from ``data/runs/<id>.json``), else 1:
+    the deep link that shows the DOM contract a tool call, its output and a diff at once."""
+    run = site / "data" / "runs" / f"{run_id}.json"
+    steps = json.loads(run.read_text()).get("steps") if run.is_file() else None
+    for number, step in enumerate(steps or []):
+        diff = step.get("diff") if isinstance(step, dict) else None
+        if isinstance(diff, dict) and diff.get("hunks"):
+            return number
+    return 1
+
+
 def distribution(values: list[float]) -> dict:
     """``{"min", "median", "p90", "max"}`` of ``values`` (p90 nearest rank); empty: all None."""
     if not values:

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from viewer_generated import sample_runs
 from viewer_measure import dom_problems, open_page
-from viewer_site import measure_pages, measure_run, pick_runs, site_runs
+from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
 
 pytestmark = pytest.mark.browser
 
@@ -55,6 +55,8 @@ def test_site_runs_and_picks_name_both_kinds(two_run_site):
     picked = pick_runs(list(rows.values()))
     assert sorted(row["run_id"] for row in picked.values()) == sorted(RUNS)
     assert any(label.startswith("episode") for label in picked)
+    assert first_write_step(site, "fixture-oracle-s1") == 3  # its first write_file
+    assert first_write_step(site, "fixture-episode-easy") == 1  # no diffs: the first action
 
 
 @pytest.mark.parametrize("run_id", RUNS)
