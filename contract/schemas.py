@@ -14,7 +14,15 @@ from pydantic import BaseModel
 from contract.files import dump_json
 from contract.grade import GradeResult
 from contract.run import EnvBlock, GradeBlock, RunSummary
-from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
+from contract.site import (
+    HomeDocument,
+    RunDocument,
+    RunHead,
+    SiteIndex,
+    TaskDocument,
+    TaskInputs,
+    TaskRuns,
+)
 from contract.task import CheckCatalog, WorldSpec
 
 SCHEMAS: dict[str, type[BaseModel]] = {
@@ -29,6 +37,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "site-run": RunDocument,
     "site-run-head": RunHead,
     "site-task": TaskDocument,
+    "site-task-inputs": TaskInputs,
     "site-task-runs": TaskRuns,
 }
 """File name (without ``.schema.json``) -> the model it is generated from."""

@@ -77,6 +77,39 @@ def test_first_step_comes_from_the_head_and_the_rest_after_the_run_file(page, se
     assert page.page_errors == []
 
 
+def test_first_step_is_drawn_before_the_task_files_are_answered(page, served_site):
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    held = hold(page, r"/data/(tasks|task-inputs)/[^/]+\.json$")
+    open_run(page, served_site, f"run={RUN}&step=1")
+    page.wait_for_function("() => performance.getEntriesByName('first-step-rendered').length === 1")
+    head = json.loads((served_site.out_dir / "data" / "run-heads" / f"{RUN}.json").read_bytes())
+    step = json.loads(run_file(served_site))["steps"][1]
+    assert page.locator("#step-heading").inner_text() == "Step 1"
+    assert page.locator("#step-tool").inner_text() == step["tool"]["name"]
+    assert json.loads(page.locator("#step-arguments").inner_text()) == step["tool"]["arguments"]
+    assert page.locator("#step-output").inner_text().strip() == step["output"].strip()
+    assert page.locator("#run-title").inner_text() == head["task"]["title"]
+    items = page.locator("#checks-panel li.check")
+    assert items.evaluate_all("(items) => items.map((li) => li.dataset.checkId)") == [c["id"] for c in head["task"]["checks"]]
+    assert items.locator(".check-label").all_inner_texts() == [c["label"] for c in head["task"]["checks"]]
+    assert items.first.locator(".check-label").is_visible()
+    wait_held(page, held)
+    assert [route.request.url for route in held] == [f"{served_site.url}data/tasks/fixture-checkout.json"], \
+        "the task file is asked for after the first step, the scenario data not at all"
+    page.wait_for_timeout(300)
+    assert page.locator("body[data-ready='1']").count() == 0, "the whole view waits for the task file"
+
+    held[0].continue_()
+    page.wait_for_selector("body[data-ready='1']")
+    task = json.loads((served_site.out_dir / "data" / "tasks" / "fixture-checkout.json").read_bytes())
+    in_panel_order = [task["checks"][index] for group in task["panel"] for index in group["checks"]]
+    assert items.evaluate_all("(items) => items.map((li) => [li.dataset.checkId, li.title])") == [
+        [c["id"], c["note"] or ""] for c in in_panel_order]
+    assert not any("/data/task-inputs/" in url for url in requested)
+    assert page.page_errors == []
+
+
 def test_truncated_run_file_after_the_head_shows_an_error_for_that_run(page, served_site):
     held = hold(page, rf"/data/runs/{RUN}\.json$")
     open_run(page, served_site, f"run={RUN}")
