@@ -195,3 +195,49 @@ def test_single_file_bundle_turns_lazy_imports_into_bundled_modules():
     body, exported = transform_module("x.js", 'export async function f() {\n  const m = await import("./matrix.js");\n}\n')
     assert 'import(' not in body and 'new Promise((resolve) => resolve(__require("matrix.js")))' in body
     assert exported == ["f"]
+
+
+@pytest.fixture(scope="module")
+def catalog_site(tmp_path_factory):
+    """A real run on a task with more checks than a head holds: the no-op policy recorded on
+    af-001 (72 checks; real promtool and amtool), exported and served."""
+    from contract.paths import TASKS_DIR
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+    from recorder.reference_runs import record_reference
+
+    root = tmp_path_factory.mktemp("catalog-site")
+    [run_dir] = record_reference([TASKS_DIR / "af-001-slo-onboarding-easy-s1"], root / "runs", jobs=1,
+                                 policies=["nop"], progress=False)
+    export_site([run_dir], root / "site")
+    server, url = serve_in_background(root / "site", port=0, host="127.0.0.1")
+    yield root / "site", url, run_dir.name
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_large_catalog_draws_the_heads_checks_first_and_the_rest_in_the_task_files_order(page, catalog_site):
+    site, url, run_id = catalog_site
+    head = json.loads((site / "data" / "run-heads" / f"{run_id}.json").read_bytes())
+    task = json.loads((site / "data" / "tasks" / f"{head['task_id']}.json").read_bytes())
+    assert 40 <= len(head["task"]["checks"]) < len(task["checks"]) == head["task"]["check_count"]
+    held = hold(page, r"/data/tasks/[^/]+\.json$")
+    page.goto(f"{url}run.html?run={run_id}", wait_until="domcontentloaded")
+    page.wait_for_function("() => performance.getEntriesByName('first-step-rendered').length === 1")
+    items = page.locator("#checks-panel li.check")
+    drawn = items.evaluate_all("(items) => items.map((li) => [li.dataset.checkId, li.dataset.index, li.dataset.state])")
+    state = {"1": "pass", "0": "fail", "-": "na"}
+    assert drawn == [[c["id"], str(c["index"]), state[head["steps"][0]["checks"][c["index"]]]] for c in head["task"]["checks"]]
+    failing = [c for c in head["task"]["checks"] if head["steps"][0]["checks"][c["index"]] == "0"]
+    assert failing, "the no-op run fails checks from the start"
+    first = page.locator(f'#checks-panel li.check[data-check-id="{failing[0]["id"]}"]')
+    assert first.locator(".check-detail").inner_text() == head["steps"][0]["failed"].get(failing[0]["id"], "")
+    wait_held(page, held)
+    held[0].continue_()
+    page.wait_for_selector("body[data-ready='1']")
+    in_panel_order = [task["checks"][index]["id"] for group in task["panel"] for index in group["checks"]]
+    assert items.evaluate_all("(items) => items.map((li) => li.dataset.checkId)") == in_panel_order
+    assert in_panel_order[:len(drawn)] == [check_id for check_id, _, _ in drawn]
+    assert page.locator("#checks-panel section.check-group").evaluate_all(
+        "(groups) => groups.map((g) => g.dataset.req)") == [group["req"] or "" for group in task["panel"]]
+    assert page.page_errors == []
