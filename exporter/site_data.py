@@ -132,8 +132,10 @@ checks panel, which the viewer draws from the head before the first paint."""
 HEAD_CHECK_FIELDS = ("id", "req", "family", "label")
 """What the checks panel's row shows of a check (its note, probe and plot wait for the task file)."""
 
-KEYED_STEP_FIELDS = ("failed", "causes", "blame")
-"""Step fields keyed by check id, which a head keeps for its own checks only."""
+KEYED_STEP_FIELDS = ("failed", "causes")
+"""Step fields keyed by check id, which a head keeps for its own checks only (``blame`` it
+leaves empty: the run view links a failing check to the step that broke it only once the
+whole run file is in)."""
 
 HEAD_CAUSE_FIELDS = ("kind", "summary", "why")
 """What the checks panel shows of a cause (its ``facts`` stay in the run file)."""
@@ -175,9 +177,9 @@ def run_head_document(run_doc: dict[str, Any], task_doc: dict[str, Any],
     ``{run_id, kind, task_id, policy, model, seed, final, ..., step_count, last_total, task,
     steps[]}``: the run file's fields but ``steps``, the number of steps, the last step's
     ``total``, :func:`head_task` of the run's task file ``task_doc`` and the first
-    ``head_steps`` steps as in the run file but for ``failed``, ``causes`` and ``blame``,
-    which keep only the head task's checks, and each cause, which keeps only what the checks
-    panel shows (:data:`HEAD_CAUSE_FIELDS`; docs/formats.md "Site data").
+    ``head_steps`` steps as in the run file but for ``failed`` and ``causes``, which keep only
+    the head task's checks, each cause only what the checks panel shows
+    (:data:`HEAD_CAUSE_FIELDS`), and ``blame``, which is empty (docs/formats.md "Site data").
     """
     steps = run_doc["steps"]
     task = head_task(task_doc)
@@ -192,10 +194,12 @@ def run_head_document(run_doc: dict[str, Any], task_doc: dict[str, Any],
 
 
 def _head_step(step: dict[str, Any], shown: set[str]) -> dict[str, Any]:
-    """A run file step with its check-keyed fields cut to the ``shown`` check ids and each
-    cause to :data:`HEAD_CAUSE_FIELDS` (a null cause, one that ends, stays null)."""
+    """A run file step with its check-keyed fields cut to the ``shown`` check ids, each cause
+    to :data:`HEAD_CAUSE_FIELDS` (a null cause, one that ends, stays null), no blame."""
     cut = {field: {key: value for key, value in step[field].items() if key in shown}
            for field in KEYED_STEP_FIELDS if field in step}
+    if "blame" in step:
+        cut["blame"] = {}
     if "causes" in cut:
         cut["causes"] = {key: cause if cause is None else
                          {name: cause[name] for name in HEAD_CAUSE_FIELDS if name in cause}

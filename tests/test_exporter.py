@@ -207,8 +207,9 @@ def test_run_head_holds_the_first_steps_and_what_the_header_needs(exported):
         assert head["task"] == head_task(task)
         assert head["task"]["checks"] == [{"index": i, **{k: task["checks"][i][k] for k in ("id", "req", "family", "label")}}
                                           for group in task["panel"] for i in group["checks"]], "few checks: all of them"
-        panel_causes = [{**step, "causes": {key: cause and {k: cause[k] for k in ("kind", "summary", "why") if k in cause}
-                                            for key, cause in step["causes"].items()}} for step in run["steps"][:HEAD_STEPS]]
+        panel_causes = [{**step, "blame": {}, "causes": {key: cause and {k: cause[k] for k in ("kind", "summary", "why") if k in cause}
+                                                         for key, cause in step["causes"].items()}}
+                        for step in run["steps"][:HEAD_STEPS]]
         assert head["steps"] == panel_causes, "the first steps, as in the run file (all its checks are in the head)"
     raw = (exported / "data" / "run-heads" / "fixture-oracle-s1.json").read_bytes()
     assert raw == orjson.dumps(load(exported / "data" / "run-heads" / "fixture-oracle-s1.json"),
@@ -530,7 +531,8 @@ def test_a_head_holds_whole_panel_groups_until_it_has_40_checks_and_only_their_f
     run = {"run_id": "r", "kind": "alerting", "task_id": "t", "steps": [step, later, {**later, "n": 2}]}
     head = run_head_document(run, task)
     shown = {check["id"] for check in head_checks["checks"]}
-    assert set(head["steps"][0]["failed"]) == set(head["steps"][0]["blame"]) == shown
+    assert set(head["steps"][0]["failed"]) == set(head["steps"][0]["causes"]) == shown
+    assert head["steps"][0]["blame"] == {}, "blame is linked once the whole run file is in"
     assert head["steps"][0]["causes"]["R0.c0"] == {"kind": "alert-undefined", "summary": "no rule defines X"}
     assert head["steps"][1]["causes"] == {"R0.c0": None} and head["steps"][1]["failed"] == {}
     assert head["steps"][0]["checks"] == step["checks"] and len(head["steps"]) == HEAD_STEPS
