@@ -110,6 +110,18 @@ def test_first_step_is_drawn_before_the_task_files_are_answered(page, served_sit
     assert page.page_errors == []
 
 
+def test_a_task_file_that_fails_after_the_head_shows_an_error_for_that_run(page, served_site):
+    page.route(re.compile(r"/data/tasks/[^/]+\.json$"), lambda route: route.fulfill(status=500, body="no"))
+    open_run(page, served_site, f"run={RUN}")
+    error = page.locator("#run-error")
+    error.wait_for(state="visible")
+    assert "Task file" in error.inner_text() and "fixture-checkout" in error.inner_text() and "HTTP 500" in error.inner_text()
+    assert page.locator("#run-view").is_hidden()
+    assert page.evaluate("() => performance.getEntriesByName('first-step-rendered').length") == 1, \
+        "the first step was drawn from the head before the task file answered"
+    assert page.page_errors == []
+
+
 def test_truncated_run_file_after_the_head_shows_an_error_for_that_run(page, served_site):
     held = hold(page, rf"/data/runs/{RUN}\.json$")
     open_run(page, served_site, f"run={RUN}")

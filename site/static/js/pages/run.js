@@ -4,11 +4,12 @@
 //
 // Stable ids and data attributes (tests and deep links rely on them):
 //   #run-error         shown (role=alert) with a message when the run or its task cannot be loaded
-//                      (either of the run's two files: its head or the whole run file)
+//                      (either of the run's two files: its head or the whole run file; or its task file)
 //   #run-view          the whole view, hidden until the data is loaded; data-loaded="head" while it is
-//                      drawn from the run's head file (data/run-heads/<id>.json: the first steps only;
-//                      no timeline, curve, matrix, search or step moves yet), "all" once the whole run
-//                      file is in and every part is built (body[data-ready="1"] then too)
+//                      drawn from the run's head file alone (data/run-heads/<id>.json: the first steps,
+//                      the task's title and instruction and the checks panel's first groups; no other
+//                      checks, timeline, curve, matrix, search or step moves yet), "all" once the task
+//                      file and the whole run file are in and every part is built (body[data-ready="1"])
 //   #run-rest-status   (role=status) "Loading all N steps…" while only the head is in
 //   #run-title, #run-meta, #instruction (task instruction as plain text)
 //   #btn-first #btn-prev #btn-next #btn-last   move between steps (also Home/ArrowLeft/ArrowRight/End)
