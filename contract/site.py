@@ -82,6 +82,16 @@ class RunDocument(Strict):
     steps: list[SiteStep]
 
 
+class EpisodeHead(Strict):
+    """A run head's ``episode`` block (episode runs only, exporter.episodes.episode_head): what
+    the episode board shows at the first steps that only a later step knows."""
+
+    done_step: int | None
+    """``n`` of the first step whose ``env.done`` is true (the end of the incident), or null."""
+    resolution: str | None
+    """That step's ``env.resolution`` (ARIA's ``info.resolution`` or ``info.reason``), or null."""
+
+
 class RunHead(Strict):
     """``data/run-heads/<run-id>.json``: the run file's fields but ``steps``, the step count,
     the last total and the first steps as in the run file."""
@@ -103,6 +113,8 @@ class RunHead(Strict):
     step_count: int
     last_total: float | None
     steps: list[SiteStep]
+    episode: EpisodeHead | None = None
+    """Episode runs: the end of the incident, for the board drawn from the head."""
 
 
 class RunRow(Strict):

@@ -7,6 +7,7 @@ from typing import Any
 
 from contract.version import __version__
 from exporter.attempts import attempt_rows, policy_attempts
+from exporter.episodes import episode_head
 from exporter.llm_turns import run_llm_block
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
@@ -88,9 +89,10 @@ HEAD_STEPS = 2
 def run_head_document(run_doc: dict[str, Any], head_steps: int = HEAD_STEPS) -> dict[str, Any]:
     """``data/run-heads/<run-id>.json``: what the run view needs to draw its first step.
 
-    ``{run_id, kind, task_id, policy, model, seed, final, step_count, last_total, steps[]}``:
-    the run file's fields but ``steps``, the number of steps, the last step's ``total`` and the
-    first ``head_steps`` steps exactly as in the run file (docs/formats.md "Site data").
+    ``{run_id, kind, task_id, policy, model, seed, final, step_count, last_total, steps[],
+    episode?}``: the run file's fields but ``steps``, the number of steps, the last step's
+    ``total`` and the first ``head_steps`` steps exactly as in the run file (docs/formats.md
+    "Site data"); episode runs add ``episode`` (:func:`exporter.episodes.episode_head`).
     """
     steps = run_doc["steps"]
     return {
@@ -98,6 +100,7 @@ def run_head_document(run_doc: dict[str, Any], head_steps: int = HEAD_STEPS) -> 
         "step_count": len(steps),
         "last_total": steps[-1]["total"] if steps else None,
         "steps": steps[:head_steps],
+        **({"episode": episode_head(steps)} if run_doc["kind"] == "episode" else {}),
     }
 
 
