@@ -230,8 +230,11 @@ function markFirstPaint() {
 // Checks built before the first paint (more than a screenful); the others right after it.
 const FIRST_CHECKS = 40;
 
-/** Draw the requested step from the head file alone: header, checks panel and step detail. */
-function showFromHead(wanted) {
+/**
+ * Draw the requested step from the head file alone: header, checks panel and step detail; for an
+ * episode run also its board (`episodeModule`: components/episode.js, loaded for episode heads).
+ */
+function showFromHead(wanted, episodeModule) {
   state.source = state.head;
   renderHeader(state.head, state.task);
   const status = byId("run-rest-status");
@@ -249,7 +252,7 @@ function showFromHead(wanted) {
     checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.task, selectCheck, FIRST_CHECKS, openBlame),
     matrix: noop,
     inspector: noop,
-    episode: null,
+    episode: episodeModule ? episodeModule.mountEpisodeBoard(state.head) : null,
   };
   show(wanted, true);
   markFirstStep();
@@ -279,7 +282,7 @@ async function showWhole(modules) {
     checks,
     matrix: noop,
     inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check))),
-    episode: timed("episode", () => modules.mountEpisodeView(run, show)),
+    episode: timed("episode", () => modules.mountEpisodeView(run, show, drawnFromHead)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
@@ -334,19 +337,24 @@ async function main() {
       }
       performance.mark("run-loaded");
     }
+    // an episode head's board needs the episode modules before the first step (loaded meanwhile)
+    const episodeModule = state.head && state.head.kind === "episode" && state.head.episode ? import("../components/episode.js") : null;
     state.task = await loadTask((state.head || state.run).task_id);
     performance.mark("task-loaded");
     const head = state.head;
     if (head) {
-      startRunDownload(runId);
-      // Episode runs need every step for their board (observations carried over, the end of the
-      // incident), and a step past the head's needs the whole file: both wait for it.
+      // A step past the head's needs the whole file, and so does an episode head without its
+      // episode block (the end of the incident; exported before it): both wait for it.
       const inHead = Math.min(Math.max(Number.parseInt(wanted, 10) || 0, 0), head.step_count - 1) < head.steps.length;
-      if (head.kind !== "episode" && inHead) {
-        showFromHead(wanted);
+      const fromHead = inHead && (head.kind !== "episode" || episodeModule !== null);
+      // an episode's first step waits for its modules: its run file starts after that step is drawn
+      if (!(fromHead && episodeModule)) startRunDownload(runId);
+      if (fromHead) {
+        showFromHead(wanted, episodeModule ? await episodeModule : null);
         await nextFrame();
         markFirstPaint();
         state.views.checks.finish();
+        startRunDownload(runId);
       }
       const later = laterModules();
       state.run = await loadRun(runId);
