@@ -117,6 +117,16 @@ class HeadTask(Strict):
     """The checks of those groups, in their order."""
 
 
+class EpisodeHead(Strict):
+    """A run head's ``episode`` block (episode runs only, exporter.episodes.episode_head): what
+    the episode board shows at the first steps that only a later step knows."""
+
+    done_step: int | None
+    """``n`` of the first step whose ``env.done`` is true (the end of the incident), or null."""
+    resolution: str | None
+    """That step's ``env.resolution`` (ARIA's ``info.resolution`` or ``info.reason``), or null."""
+
+
 class RunHead(Strict):
     """``data/run-heads/<run-id>.json``: the run file's fields but ``steps``, the step count,
     the last total, what the first paint shows of the task (``task``) and the first steps as
@@ -140,6 +150,8 @@ class RunHead(Strict):
     last_total: float | None
     task: HeadTask
     steps: list[SiteStep]
+    episode: EpisodeHead | None = None
+    """Episode runs: the end of the incident, for the board drawn from the head."""
 
 
 class RunRow(Strict):

@@ -7,6 +7,7 @@ from typing import Any
 
 from contract.version import __version__
 from exporter.attempts import attempt_rows, policy_attempts
+from exporter.episodes import episode_head
 from exporter.llm_turns import run_llm_block
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
@@ -180,6 +181,7 @@ def run_head_document(run_doc: dict[str, Any], task_doc: dict[str, Any],
     ``head_steps`` steps as in the run file but for ``failed`` and ``causes``, which keep only
     the head task's checks, each cause only what the checks panel shows
     (:data:`HEAD_CAUSE_FIELDS`), and ``blame``, which is empty (docs/formats.md "Site data").
+    Episode runs add ``episode`` (:func:`exporter.episodes.episode_head`).
     """
     steps = run_doc["steps"]
     task = head_task(task_doc)
@@ -190,6 +192,7 @@ def run_head_document(run_doc: dict[str, Any], task_doc: dict[str, Any],
         "last_total": steps[-1]["total"] if steps else None,
         "task": task,
         "steps": [_head_step(step, shown) for step in steps[:head_steps]],
+        **({"episode": episode_head(steps)} if run_doc["kind"] == "episode" else {}),
     }
 
 

@@ -242,9 +242,10 @@ function markFirstPaint() {
 
 /**
  * Draw the requested step from the head file alone: header, step detail and the checks panel's
- * first groups (the head's task; the others are built when the task file and run file are in).
+ * first groups (the head's task; the others are built when the task file and run file are in);
+ * for an episode run also its board (`episodeModule`: components/episode.js, loaded for episode heads).
  */
-function showFromHead(wanted) {
+function showFromHead(wanted, episodeModule) {
   state.source = state.head;
   renderHeader(state.head, state.head.task);
   const status = byId("run-rest-status");
@@ -262,7 +263,7 @@ function showFromHead(wanted) {
     checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.head.task, selectCheck, openBlame),
     matrix: noop,
     inspector: noop,
-    episode: null,
+    episode: episodeModule ? episodeModule.mountEpisodeBoard(state.head) : null,
   };
   show(wanted, true);
   markFirstStep();
@@ -292,7 +293,7 @@ async function showWhole(modules) {
     checks,
     matrix: noop,
     inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id))),
-    episode: timed("episode", () => modules.mountEpisodeView(run, show)),
+    episode: timed("episode", () => modules.mountEpisodeView(run, show, drawnFromHead)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
@@ -348,11 +349,13 @@ async function main() {
       performance.mark("run-loaded");
     }
     const head = state.head;
-    // Episode runs need every step for their board (observations carried over, the end of the
-    // incident), and a step past the head's needs the whole file: both wait for it.
+    // A step past the head's needs the whole file, and so does an episode head without its
+    // episode block (the end of the incident; exported before it): both wait for it. An episode
+    // head's board needs the episode modules before its first step is drawn.
     const inHead = head && Math.min(Math.max(Number.parseInt(wanted, 10) || 0, 0), head.step_count - 1) < head.steps.length;
-    const fromHead = head && head.kind !== "episode" && inHead;
-    if (fromHead) showFromHead(wanted);
+    const episodeHead = Boolean(head) && head.kind === "episode";
+    const fromHead = inHead && (!episodeHead || Boolean(head.episode));
+    if (fromHead) showFromHead(wanted, episodeHead ? await import("../components/episode.js") : null);
     // The task file and the whole run file are fetched once the first step is drawn (nothing but
     // the head stands before it); the panel's other checks and every other part wait for both.
     if (head) startRunDownload(runId);
