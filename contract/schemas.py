@@ -14,7 +14,15 @@ from pydantic import BaseModel
 from contract.files import dump_json
 from contract.grade import GradeResult
 from contract.run import EnvBlock, GradeBlock, RunSummary
-from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
+from contract.site import (
+    AttemptsDocument,
+    HomeDocument,
+    RunDocument,
+    RunHead,
+    SiteIndex,
+    TaskDocument,
+    TaskRuns,
+)
 from contract.task import CheckCatalog, WorldSpec
 
 SCHEMAS: dict[str, type[BaseModel]] = {
@@ -26,6 +34,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "step-extra-env": EnvBlock,
     "site-index": SiteIndex,
     "site-home": HomeDocument,
+    "site-attempts": AttemptsDocument,
     "site-run": RunDocument,
     "site-run-head": RunHead,
     "site-task": TaskDocument,

@@ -11,7 +11,15 @@ from typing import Any
 from contract.errors import BadInput
 from contract.files import dump_json
 from contract.paths import SITE_DIR
-from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
+from contract.site import (
+    AttemptsDocument,
+    HomeDocument,
+    RunDocument,
+    RunHead,
+    SiteIndex,
+    TaskDocument,
+    TaskRuns,
+)
 from contract.task_roots import TaskIndex
 from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
 from exporter.gallery_checks import build_check_gallery
@@ -24,6 +32,7 @@ from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
     GENERATED_BY,
     aliases_document,
+    attempts_document,
     home_document,
     index_document,
     run_document,
@@ -196,7 +205,7 @@ def _add_run_files(files: dict[str, bytes], run: RunFolder, steps: list[dict[str
 
 def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], summaries: list[dict[str, Any]],
                      runs: list[RunFolder], search: SearchIndex) -> dict[str, Any]:
-    """Add the task files, index.json, aliases, run list and search shards and home.json to
+    """Add the task files, index.json, aliases, run list and search shards, attempts.json and home.json to
     ``files``; return the index document (the pages are rendered from it)."""
     for task in tasks.values():
         files[f"data/tasks/{task.id}.json"] = _json_bytes(_checked(TaskDocument, task_document(task)))
@@ -211,6 +220,9 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], summar
     search_shards = search.shards()
     for number, shard in enumerate(search_shards):
         files[f"data/search/{number}.json"] = _json_bytes(shard)
+    attempts = attempts_document(index["attempts"])
+    if attempts["attempts"]:
+        files["data/attempts.json"] = _json_bytes(_checked(AttemptsDocument, attempts))
     files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
         summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
     return index

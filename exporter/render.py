@@ -10,6 +10,8 @@ from typing import Any
 import jinja2
 
 from contract.errors import BadInput
+from exporter.attempts import shown_k
+from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
 PAGES = ("index.html", "run.html", "compare.html")
 ENTRY_MODULES = {"index.html": "pages/home.js", "run.html": "pages/run.js", "compare.html": "pages/compare.js"}
@@ -45,7 +47,9 @@ def template_environment(templates_dir: Path) -> jinja2.Environment:
     )
     environment.filters["reward"] = format_reward
     environment.filters["rate"] = format_rate
+    environment.filters["shown_k"] = shown_k
     environment.globals["single_file"] = False
+    environment.globals["attempt_preview_rows"] = ATTEMPT_PREVIEW_ROWS
     return environment
 
 
