@@ -8,18 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract import site as site_models
 from contract.errors import BadInput
 from contract.files import dump_json
 from contract.paths import SITE_DIR
-from contract.site import (
-    AttemptsDocument,
-    HomeDocument,
-    RunDocument,
-    RunHead,
-    SiteIndex,
-    TaskDocument,
-    TaskRuns,
-)
+from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from contract.task_roots import TaskIndex
 from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
 from exporter.gallery_checks import build_check_gallery
@@ -222,7 +215,7 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], summar
         files[f"data/search/{number}.json"] = _json_bytes(shard)
     attempts = attempts_document(index["attempts"])
     if attempts["attempts"]:
-        files["data/attempts.json"] = _json_bytes(_checked(AttemptsDocument, attempts))
+        files["data/attempts.json"] = _json_bytes(_checked(site_models.AttemptsDocument, attempts))
     files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
         summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
     return index
