@@ -12,6 +12,7 @@
 //   #filter-<field>    selects (workflow, tier, policy, agent, model, kind, solved); #filter-text
 //   th[data-sort]      aria-sort; button.sort-button[data-sort] toggles ascending/descending
 //   #search-input, #search-form, #search-status, #search-results li[data-run-id] with a[data-step]
+//   performance mark "home-rendered": the run list drawn from data (set just before body[data-ready])
 // Every string from a run is inserted as text (see dom.js).
 
 import { byId, el, fill, clear } from "../lib/dom.js";
@@ -359,6 +360,7 @@ async function main() {
   installSearch();
   await loadShard(0);
   await recompute();
+  performance.mark("home-rendered");
   document.body.dataset.ready = "1";
 }
 
