@@ -15,6 +15,7 @@ from contract.paths import SITE_DIR
 from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from contract.task_roots import TaskIndex
 from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
+from exporter.bundle import page_assets
 from exporter.gallery_checks import build_check_gallery
 from exporter.gallery_episodes import build_outcome_gallery, build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
@@ -135,6 +136,7 @@ def build_site_files(
     gallery["outcomes"] = build_outcome_gallery([document for document, _, _ in graded_runs])
     files.update(render_pages(site_dir / "templates", site_index, gallery))
     files.update(_static_files(site_dir / "static"))
+    files.update(page_assets(site_dir / "static"))
     renamed = renaming.renamed.values() if renaming is not None else ()
     return SiteFiles(files, len(runs), len(tasks), sorted(renamed))
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from exporter.single_file import transform_module
+from exporter.bundle import transform_module
 
 pytestmark = pytest.mark.browser
 
@@ -148,17 +148,39 @@ def test_a_step_past_the_head_and_episode_runs_wait_for_the_run_file(page, serve
     assert page.locator("#step-index").inner_text() == "4"
 
 
-def test_run_page_preloads_only_the_first_paint_modules(served_site):
+def _registered(script: str) -> set[str]:
+    return set(re.findall(r'__registry\.modules\["([\w/-]+\.js)"\]', script))
+
+
+def test_run_page_loads_one_bundle_of_the_first_paint_modules(served_site):
     html = (served_site.out_dir / "run.html").read_text()
-    preloaded = re.findall(r'<link rel="modulepreload" href="static/js/([\w/-]+\.js)">', html)
-    assert "lib/dom.js" in preloaded and "components/detail.js" in preloaded
-    assert not {"components/matrix.js", "components/timeline.js", "components/curve.js",
-                "components/episode.js", "components/runsearch.js"} & set(preloaded), \
-        "parts drawn after the whole run file is in load lazily"
+    assert re.findall(r'<script type="module" src="(static/[\w/.-]+\.js)"', html) == ["static/bundles/run.js"]
+    assert "modulepreload" not in html and "static/js/" not in html, "the page asks for one bundle, no module"
+    first = _registered((served_site.out_dir / "static/bundles/run.js").read_text())
+    later = _registered((served_site.out_dir / "static/bundles/run.later.js").read_text())
+    assert {"pages/run.js", "lib/dom.js", "components/detail.js", "components/checks.js"} <= first
+    lazy = {"components/matrix.js", "components/timeline.js", "components/curve.js",
+            "components/episode.js", "components/runsearch.js", "components/markdown.js"}
+    assert not lazy & first, "parts drawn after the whole run file is in load lazily"
+    assert lazy <= later and not first & later, "each module is in exactly one of the two bundles"
     assert html.index("static/prefetch-run.js") < html.index('rel="stylesheet"'), "data fetches start first"
+    assert 'rel="icon" href="data:image/svg+xml;base64,' in html, "the icon costs no request"
+
+
+def test_the_later_bundle_loads_once_after_the_first_paint(served_site, page):
+    requested = []
+    page.on("request", lambda request: requested.append(request.url.removeprefix(served_site.url)))
+    page.goto(f"{served_site.url}run.html?run={RUN}")
+    page.wait_for_selector("body[data-ready='1']")
+    scripts = [url for url in requested if url.endswith(".js")]
+    assert scripts == ["static/prefetch-run.js", "static/bundles/run.js", "static/bundles/run.later.js"], scripts
+    marks = page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('run.later.js'))"
+                          ".map((e) => e.startTime > performance.getEntriesByName('first-step-rendered')[0].startTime)")
+    assert marks == [True], "the later bundle is asked for after the first step is drawn"
+    assert page.locator("#matrix-panel").count() == 1
 
 
 def test_single_file_bundle_turns_lazy_imports_into_bundled_modules():
     body, exported = transform_module("x.js", 'export async function f() {\n  const m = await import("./matrix.js");\n}\n')
-    assert 'import(' not in body and 'new Promise((resolve) => resolve(__require("matrix.js")))' in body
+    assert 'import(' not in body and '__lazy("matrix.js")' in body
     assert exported == ["f"]

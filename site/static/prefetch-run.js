@@ -14,7 +14,7 @@
 
   // the shape of data.js request(): {status, ok, json()} or {fetchError}
   function get(url) {
-    started[url] = fetch(url, { cache: "no-store" }).then(
+    started[url] = fetch(url).then(
       (response) => {
         const parsed = response.ok ? response.json() : null;
         if (parsed) parsed.catch(() => {});

@@ -35,7 +35,7 @@ function request(url) {
     delete window.__prefetched[url];
     return early;
   }
-  return fetch(url, { cache: "no-store" }).then(
+  return fetch(url).then(
     (response) => ({ status: response.status, ok: response.ok, json: () => response.json() }),
     (error) => ({ fetchError: error.message }),
   );
