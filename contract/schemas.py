@@ -26,6 +26,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "step-extra-env": EnvBlock,
     "site-index": site.SiteIndex,
     "site-home": site.HomeDocument,
+    "site-attempts": site.AttemptsDocument,
     "site-run": site.RunDocument,
     "site-run-head": site.RunHead,
     "site-task": site.TaskDocument,

@@ -227,6 +227,14 @@ class SiteIndex(Strict):
     attempts: list[AttemptRow] = Field(default_factory=list)
 
 
+class AttemptsDocument(Strict):
+    """``data/attempts.json``: the attempt rows past the home page's preview, ``pass_at``
+    holding only the k the page shows (exporter.site_data.attempts_document)."""
+
+    version: int
+    attempts: list[AttemptRow]
+
+
 class HomeDocument(Strict):
     """``data/home.json``: what the home page loads first."""
 

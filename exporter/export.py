@@ -12,6 +12,7 @@ from contract.errors import BadInput
 from contract.files import dump_json
 from contract.paths import SITE_DIR
 from contract.site import (
+    AttemptsDocument,
     HomeDocument,
     RunDocument,
     RunHead,
@@ -33,6 +34,7 @@ from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
     GENERATED_BY,
     aliases_document,
+    attempts_document,
     home_document,
     index_document,
     run_document,
@@ -221,7 +223,7 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], task_d
                      summaries: list[dict[str, Any]], runs: list[RunFolder],
                      search: SearchIndex) -> dict[str, Any]:
     """Add the task files (catalog, inputs, run list), index.json, aliases, run list and search
-    shards and home.json to ``files``; return the index document (the pages are rendered from it)."""
+    shards, attempts.json and home.json to ``files``; return the index document (the pages are rendered from it)."""
     for task in tasks.values():
         files[f"data/tasks/{task.id}.json"] = _json_bytes(task_docs[task.id])
         files[f"data/task-inputs/{task.id}.json"] = _json_bytes(
@@ -237,6 +239,9 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], task_d
     search_shards = search.shards()
     for number, shard in enumerate(search_shards):
         files[f"data/search/{number}.json"] = _json_bytes(shard)
+    attempts = attempts_document(index["attempts"])
+    if attempts["attempts"]:
+        files["data/attempts.json"] = _json_bytes(_checked(AttemptsDocument, attempts))
     files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
         summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
     return index

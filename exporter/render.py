@@ -9,6 +9,9 @@ from typing import Any
 import jinja2
 
 from contract.errors import BadInput
+from exporter.attempts import shown_k
+from exporter.gallery import paginate
+from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
 PAGES = ("index.html", "run.html", "compare.html")
 BUNDLES = {"index.html": "home", "run.html": "run", "compare.html": "compare"}
@@ -43,7 +46,9 @@ def template_environment(templates_dir: Path) -> jinja2.Environment:
     )
     environment.filters["reward"] = format_reward
     environment.filters["rate"] = format_rate
+    environment.filters["shown_k"] = shown_k
     environment.globals["single_file"] = False
+    environment.globals["attempt_preview_rows"] = ATTEMPT_PREVIEW_ROWS
     return environment
 
 
@@ -75,7 +80,8 @@ def render_pages(
     index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
     (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
     from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
-    ``gallery/index.html`` and one ``gallery/<axis>-<slug>.html`` per family and kind, and per
+    ``gallery/index.html`` and ``gallery/<axis>-<slug>.html`` (split into ``.p<n>.html`` parts
+    past :data:`exporter.gallery.EXAMPLES_PER_PAGE` examples) per family and kind, and per
     penalty kind and outcome of episode runs (``gallery["penalties"]``, ``gallery["outcomes"]``,
     :mod:`exporter.gallery_episodes`); those pages get ``root = "../"``
     so their links reach the site's top.
@@ -99,8 +105,9 @@ def render_pages(
         environment, templates_dir, "gallery_index.html",
         index=index, page="gallery/index.html", root="../", gallery=gallery,
     )
-    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
-                         *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]:
+    kinds = [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
+             *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]
+    for gallery_page in [part for kind in kinds for part in paginate(kind)]:
         pages[gallery_page["file"]] = _render(
             environment, templates_dir, "gallery_page.html",
             index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,

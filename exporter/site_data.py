@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from contract.version import __version__
-from exporter.attempts import attempt_rows, policy_attempts
+from exporter.attempts import attempt_rows, policy_attempts, shown_pass_at
 from exporter.episodes import episode_head
 from exporter.llm_turns import run_llm_block
 from exporter.run_folders import RunFolder
@@ -241,6 +241,19 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
 
 
 HOME_VERSION = 1
+ATTEMPT_PREVIEW_ROWS = 20
+"""Attempt rows index.html carries as HTML; the rest come from data/attempts.json on demand."""
+
+
+def attempts_document(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """``data/attempts.json``: ``{version, attempts[]}``, the attempts-per-task rows of
+    index.json past the first :data:`ATTEMPT_PREVIEW_ROWS` (the home page's "show all"), each
+    with ``pass_at`` cut to the k the page shows (:func:`exporter.attempts.shown_pass_at`)."""
+    return {
+        "version": HOME_VERSION,
+        "attempts": [{**row, "pass_at": shown_pass_at(row["pass_at"])}
+                     for row in attempts[ATTEMPT_PREVIEW_ROWS:]],
+    }
 
 
 def aliases_document(runs: list[RunFolder], run_ids: list[str]) -> dict[str, str]:
