@@ -201,7 +201,8 @@ def test_run_head_holds_the_first_steps_and_what_the_header_needs(exported):
         run = load(exported / "data" / "runs" / f"{run_id}.json")
         head = load(exported / "data" / "run-heads" / f"{run_id}.json")
         task = load(exported / "data" / "tasks" / f"{run['task_id']}.json")
-        assert set(head) == set(run) | {"step_count", "last_total", "task"}
+        episode = {"episode"} if run["kind"] == "episode" else set()
+        assert set(head) == set(run) | {"step_count", "last_total", "task"} | episode
         assert {key: head[key] for key in run if key != "steps"} == {key: run[key] for key in run if key != "steps"}
         assert head["step_count"] == len(run["steps"]) and head["last_total"] == run["steps"][-1]["total"]
         assert head["task"] == head_task(task)
