@@ -37,7 +37,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from viewer_generated import BIG_RUN, generate, sample_runs
+from big_site import write_runs
+from viewer_generated import BIG_RUN, generate
 from viewer_measure import MeasureError, open_browser
 from viewer_site import (
     first_write_step,
@@ -51,11 +52,6 @@ from viewer_site import (
 from contract.files import dump_json, write_atomic
 from exporter.export import export_site
 from exporter.serve import serve_in_background
-
-try:  # the home helper's generator of big sites, when it is there (issue 19)
-    from big_site import write_runs
-except ImportError:
-    write_runs = sample_runs
 
 OLD_PHASES = (("head-loaded", "head file loaded"), ("task-loaded", "task file loaded"),
               ("first-step-rendered", "first-step-rendered"), ("first-step-painted", "first step painted"),
@@ -212,7 +208,7 @@ def measure_big_site(count: int, sample_from: Path, loads: int, switches: int) -
     with tempfile.TemporaryDirectory(prefix="alertforge-bench-big-site-") as temporary:
         root = Path(temporary)
         started = time.perf_counter()
-        write_runs(root / "runs", count, sample_from)
+        write_runs(root / "runs", count, sample_from)  # bench/big_site.py
         written = time.perf_counter()
         export_site([root / "runs"], root / "site")
         exported = time.perf_counter()

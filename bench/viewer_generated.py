@@ -1,16 +1,13 @@
-"""Runs generated for the viewer benchmark: a 1,000-step run with a 1,000-run index, and many runs copied from real ones.
+"""The viewer benchmark's generated runs: one 1,000-step run with 200 checks in a 1,000-run index.
 
 :func:`generate` writes the generated task's runs (one big run of ``steps`` steps and ``checks``
-checks, the others of 6 steps); :func:`sample_runs` copies real run folders (the demo's) into
-``count`` runs with distinct ids, seeds and step texts, cycling through them so the copies keep
-the real runs' sizes (the 10,000-run site of issue 19).
+checks, the others of 6 steps). Many-run sites copied from real runs are bench/big_site.py's.
 """
 
 from __future__ import annotations
 
 import json
 import random
-import shutil
 from pathlib import Path
 
 TASK_ID = "bench-task"
@@ -108,35 +105,3 @@ def generate(root: Path, steps: int, check_count: int, run_count: int) -> Path:
         write_run(runs, f"bench-small-{number:05d}", 6, catalog, number)
     return runs
 
-
-def sample_runs(out: Path, count: int, sample_from: Path) -> list[str]:
-    """Write ``count`` run folders under ``out``, copies of the run folders in ``sample_from``.
-
-    Copy k of source run R (sources sorted by name, used in turn) has run_id ``<R>-c<k>``, seed
-    ``R's seed * 100003 + k`` and every step message suffixed with `` (copy k)``, so no two runs
-    have the same content. Returns the run ids. Raises OSError when a folder cannot be read or
-    written, ValueError when a source has no run.json.
-    """
-    sources = sorted(p for p in sample_from.iterdir() if (p / "run.json").is_file())
-    if not sources:
-        raise ValueError(f"{sample_from}: no run folders (no */run.json)")
-    ids = []
-    for k in range(count):
-        source = sources[k % len(sources)]
-        summary = json.loads((source / "run.json").read_text())
-        run_id = f"{summary['run_id'][:80]}-c{k}"
-        folder = out / run_id
-        shutil.copytree(source, folder)
-        summary["run_id"] = run_id
-        summary["seed"] = int(summary.get("seed") or 0) * 100003 + k
-        summary.pop("identity", None)
-        summary.pop("legacy_id", None)
-        (folder / "run.json").write_text(json.dumps(summary))
-        trajectory = json.loads((folder / "trajectory.json").read_text())
-        trajectory["session_id"] = run_id
-        for step in trajectory["steps"]:
-            if isinstance(step.get("message"), str):
-                step["message"] += f" (copy {k})"
-        (folder / "trajectory.json").write_text(json.dumps(trajectory))
-        ids.append(run_id)
-    return ids

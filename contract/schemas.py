@@ -11,10 +11,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from contract import site
 from contract.files import dump_json
 from contract.grade import GradeResult
 from contract.run import EnvBlock, GradeBlock, RunSummary
-from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
 from contract.task import CheckCatalog, WorldSpec
 
 SCHEMAS: dict[str, type[BaseModel]] = {
@@ -24,12 +24,14 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "run": RunSummary,
     "step-extra-grade": GradeBlock,
     "step-extra-env": EnvBlock,
-    "site-index": SiteIndex,
-    "site-home": HomeDocument,
-    "site-run": RunDocument,
-    "site-run-head": RunHead,
-    "site-task": TaskDocument,
-    "site-task-runs": TaskRuns,
+    "site-index": site.SiteIndex,
+    "site-home": site.HomeDocument,
+    "site-attempts": site.AttemptsDocument,
+    "site-run": site.RunDocument,
+    "site-run-head": site.RunHead,
+    "site-task": site.TaskDocument,
+    "site-task-inputs": site.TaskInputs,
+    "site-task-runs": site.TaskRuns,
 }
 """File name (without ``.schema.json``) -> the model it is generated from."""
 

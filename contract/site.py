@@ -82,9 +82,55 @@ class RunDocument(Strict):
     steps: list[SiteStep]
 
 
+class PanelGroup(Strict):
+    """One group of the checks panel, in the order the viewer draws them
+    (exporter.site_data.panel_groups: catalog order grouped by requirement)."""
+
+    req: str | None
+    """The requirement id, null for the checks tied to no requirement."""
+    checks: list[int]
+    """Catalog indexes of the group's checks, in catalog order."""
+
+
+class HeadCheck(Strict):
+    """What the checks panel's row shows of a check, and its catalog index."""
+
+    index: int
+    id: str
+    req: str | None
+    family: str
+    label: str
+
+
+class HeadTask(Strict):
+    """What a run head carries of its task file: the header's title and instruction, the
+    number of checks and the first panel groups (exporter.site_data.head_task)."""
+
+    title: str
+    instruction: str
+    check_count: int
+    requirements: list[dict[str, Any]]
+    """The requirements the head's panel groups name."""
+    panel: list[PanelGroup]
+    """The task file's first ``panel`` groups, until they hold 40 checks or more."""
+    checks: list[HeadCheck]
+    """The checks of those groups, in their order."""
+
+
+class EpisodeHead(Strict):
+    """A run head's ``episode`` block (episode runs only, exporter.episodes.episode_head): what
+    the episode board shows at the first steps that only a later step knows."""
+
+    done_step: int | None
+    """``n`` of the first step whose ``env.done`` is true (the end of the incident), or null."""
+    resolution: str | None
+    """That step's ``env.resolution`` (ARIA's ``info.resolution`` or ``info.reason``), or null."""
+
+
 class RunHead(Strict):
     """``data/run-heads/<run-id>.json``: the run file's fields but ``steps``, the step count,
-    the last total and the first steps as in the run file."""
+    the last total, what the first paint shows of the task (``task``) and the first steps as
+    in the run file, their ``failed``, ``causes`` and ``blame`` cut to the head's checks."""
 
     run_id: str
     kind: Kind
@@ -102,7 +148,10 @@ class RunHead(Strict):
     subagents: list[dict[str, Any]] | None = None
     step_count: int
     last_total: float | None
+    task: HeadTask
     steps: list[SiteStep]
+    episode: EpisodeHead | None = None
+    """Episode runs: the end of the incident, for the board drawn from the head."""
 
 
 class RunRow(Strict):
@@ -178,6 +227,14 @@ class SiteIndex(Strict):
     attempts: list[AttemptRow] = Field(default_factory=list)
 
 
+class AttemptsDocument(Strict):
+    """``data/attempts.json``: the attempt rows past the home page's preview, ``pass_at``
+    holding only the k the page shows (exporter.site_data.attempts_document)."""
+
+    version: int
+    attempts: list[AttemptRow]
+
+
 class HomeDocument(Strict):
     """``data/home.json``: what the home page loads first."""
 
@@ -202,7 +259,7 @@ class TaskCheck(Strict):
 
 
 class TaskDocument(Strict):
-    """``data/tasks/<task-id>.json``."""
+    """``data/tasks/<task-id>.json``: the check catalog every run of the task shares."""
 
     id: str
     workflow: str | None
@@ -211,9 +268,20 @@ class TaskDocument(Strict):
     instruction: str
     requirements: list[dict[str, Any]]
     checks: list[TaskCheck]
+    panel: list[PanelGroup]
+    """Every check in the checks panel's groups, in the order the viewer draws them."""
+
+
+class TaskInputs(Strict):
+    """``data/task-inputs/<task-id>.json``: the scenario data only the check inspector's
+    scenario plot and reproduce panel read (loaded when a check is opened)."""
+
+    task_id: str
     evaluation_interval: str | None
     input_series: dict[str, Any] = Field(default_factory=dict)
+    """``{scenario: [{series, values}]}``: promtool input series of the scenarios probes name."""
     scenario_plots: dict[str, Any] = Field(default_factory=dict)
+    """``{"<scenario>|<service>": plot}`` (exporter.scenarios.scenario_plots)."""
 
 
 class TaskRunRow(Strict):

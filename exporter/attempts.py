@@ -98,3 +98,22 @@ def policy_attempts(summaries: list[dict[str, Any]], attempts: list[dict[str, An
     return {"ci_low": None if low is None else round(low, 6),
             "ci_high": None if high is None else round(high, 6),
             "pass_at": {k: round(sum(v) / len(v), 6) for k, v in sorted(by_k.items(), key=lambda i: int(i[0]))}}
+
+
+def shown_k(pass_at: dict[str, float]) -> list[int]:
+    """The k of ``pass_at`` (``{"1": value, ...}``) the pages show, ascending: every k up to 5,
+    then 10, 20, 50, 100, 200, 500, ... and the largest k, so a row's width grows with the
+    logarithm of its attempts, not with them (the data files keep every k)."""
+    ks = sorted(int(k) for k in pass_at)
+
+    def round_number(k: int) -> bool:
+        while k % 10 == 0:
+            k //= 10
+        return k in (1, 2, 5)
+
+    return [k for k in ks if k <= 5 or round_number(k) or k == ks[-1]]
+
+
+def shown_pass_at(pass_at: dict[str, float]) -> dict[str, float]:
+    """``pass_at`` with only the k of :func:`shown_k` (keys stay strings)."""
+    return {str(k): pass_at[str(k)] for k in shown_k(pass_at)}

@@ -324,6 +324,23 @@ def attach_episode_parts(
         site_step["env"] = part
 
 
+def episode_head(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run head's ``episode`` block: what the episode board shows at its first steps that
+    only a later step knows (docs/formats.md "Site data", run heads).
+
+    ``steps``: the site steps of an episode run (``env`` set by :func:`attach_episode_parts`).
+    Returns ``{done_step, resolution}``: the ``n`` of the first step whose ``env.done`` is
+    true (the end of the incident, the same rule as lastDoneStep in
+    site/static/js/components/episode-score.js), and that step's ``env.resolution``; both
+    None when no step says done (the recording stopped first).
+    """
+    for step in steps:
+        env = step.get("env") or {}
+        if env.get("done") is True:
+            return {"done_step": step["n"], "resolution": env.get("resolution")}
+    return {"done_step": None, "resolution": None}
+
+
 def episode_failures(run_document: dict[str, Any]) -> list[dict[str, Any]]:
     """Every penalized step of an exported episode run, for a failure gallery by penalty kind.
 

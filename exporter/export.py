@@ -11,9 +11,19 @@ from typing import Any
 from contract.errors import BadInput
 from contract.files import dump_json
 from contract.paths import SITE_DIR
-from contract.site import HomeDocument, RunDocument, RunHead, SiteIndex, TaskDocument, TaskRuns
+from contract.site import (
+    AttemptsDocument,
+    HomeDocument,
+    RunDocument,
+    RunHead,
+    SiteIndex,
+    TaskDocument,
+    TaskInputs,
+    TaskRuns,
+)
 from contract.task_roots import TaskIndex
 from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
+from exporter.bundle import page_assets
 from exporter.gallery_checks import build_check_gallery
 from exporter.gallery_episodes import build_outcome_gallery, build_penalty_gallery
 from exporter.long_text import delta_failed, externalize_long_texts
@@ -24,12 +34,14 @@ from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
     GENERATED_BY,
     aliases_document,
+    attempts_document,
     home_document,
     index_document,
     run_document,
     run_head_document,
     run_summary,
     task_document,
+    task_inputs_document,
     task_runs_document,
 )
 from exporter.site_swap import foreign_files, recover, write_site
@@ -103,6 +115,7 @@ def build_site_files(
     files: dict[str, bytes] = {}
     summaries: list[dict[str, Any]] = []
     graded_runs = []
+    documents: list[dict[str, Any]] = []
     search = SearchIndex()
     read_cache: dict[Path, TaskInfo] = {}
     renaming = Renaming(redactor) if redactor is not None else None
@@ -126,13 +139,17 @@ def build_site_files(
         summary["agent"] = agent.get("name") if isinstance(agent, dict) else None
         summaries.append(summary)
         graded_runs.append(({**document, "steps": steps}, task, steps))
-    site_index = _add_index_files(files, tasks, summaries, redacted_runs, search)
+        documents.append(document)
+    task_docs = {task_id: _checked(TaskDocument, task_document(task)) for task_id, task in tasks.items()}
+    _add_run_heads(files, documents, task_docs)
+    site_index = _add_index_files(files, tasks, task_docs, summaries, redacted_runs, search)
     _check_sizes(files)
     gallery = build_check_gallery(graded_runs)
     gallery["penalties"] = build_penalty_gallery([document for document, _, _ in graded_runs])
     gallery["outcomes"] = build_outcome_gallery([document for document, _, _ in graded_runs])
     files.update(render_pages(site_dir / "templates", site_index, gallery))
     files.update(_static_files(site_dir / "static"))
+    files.update(page_assets(site_dir / "static"))
     renamed = renaming.renamed.values() if renaming is not None else ()
     return SiteFiles(files, len(runs), len(tasks), sorted(renamed))
 
@@ -173,8 +190,8 @@ def _atif_fields(run: RunFolder, media: MediaFiles) -> dict[str, Any]:
 
 def _add_run_files(files: dict[str, bytes], run: RunFolder, steps: list[dict[str, Any]],
                    extra_fields: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Add a run's data file, its head and its long texts to ``files``; return its run document
-    (with ``extra_fields`` added: :func:`_atif_fields`).
+    """Add a run's data file and its long texts to ``files``; return its run document (with
+    ``extra_fields`` added: :func:`_atif_fields`; its head is written by :func:`_add_run_heads`).
 
     Raises:
         BadInput: the run's data file would be over :data:`MAX_FILE_BYTES` (names its trajectory.json).
@@ -188,18 +205,29 @@ def _add_run_files(files: dict[str, bytes], run: RunFolder, steps: list[dict[str
             f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})",
         )
     files[f"data/runs/{run.run_id}.json"] = data
-    files[f"data/run-heads/{run.run_id}.json"] = _json_bytes(
-        _checked(RunHead, run_head_document(document)))
     files.update(text_files)
     return document
 
 
-def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], summaries: list[dict[str, Any]],
-                     runs: list[RunFolder], search: SearchIndex) -> dict[str, Any]:
-    """Add the task files, index.json, aliases, run list and search shards and home.json to
-    ``files``; return the index document (the pages are rendered from it)."""
+def _add_run_heads(files: dict[str, bytes], documents: list[dict[str, Any]],
+                   task_docs: dict[str, dict[str, Any]]) -> None:
+    """Add every run's head file (:func:`exporter.site_data.run_head_document`), its task part
+    taken from the task file the site holds for the run's task (so the head's check labels are
+    the task file's)."""
+    for document in documents:
+        head = run_head_document(document, task_docs[document["task_id"]])
+        files[f"data/run-heads/{document['run_id']}.json"] = _json_bytes(_checked(RunHead, head))
+
+
+def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], task_docs: dict[str, dict[str, Any]],
+                     summaries: list[dict[str, Any]], runs: list[RunFolder],
+                     search: SearchIndex) -> dict[str, Any]:
+    """Add the task files (catalog, inputs, run list), index.json, aliases, run list and search
+    shards, attempts.json and home.json to ``files``; return the index document (the pages are rendered from it)."""
     for task in tasks.values():
-        files[f"data/tasks/{task.id}.json"] = _json_bytes(_checked(TaskDocument, task_document(task)))
+        files[f"data/tasks/{task.id}.json"] = _json_bytes(task_docs[task.id])
+        files[f"data/task-inputs/{task.id}.json"] = _json_bytes(
+            _checked(TaskInputs, task_inputs_document(task)))
         files[f"data/task-runs/{task.id}.json"] = _json_bytes(
             _checked(TaskRuns, task_runs_document(task, summaries)))
     index = _checked(SiteIndex, index_document(summaries, tasks))
@@ -211,6 +239,9 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], summar
     search_shards = search.shards()
     for number, shard in enumerate(search_shards):
         files[f"data/search/{number}.json"] = _json_bytes(shard)
+    attempts = attempts_document(index["attempts"])
+    if attempts["attempts"]:
+        files["data/attempts.json"] = _json_bytes(_checked(AttemptsDocument, attempts))
     files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
         summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
     return index
@@ -248,7 +279,7 @@ def export_site(
     ``run_dirs``: run folders or folders of run folders. ``site_dir``: the viewer's source
     (``templates/``, ``static/``), default the repo's ``site/``. ``task_index``: where the
     runs' tasks are looked up (default: the bundled tasks). Writes ``data/index.json``,
-    ``data/tasks/<task-id>.json``, ``data/runs/<run-id>.json`` and its head
+    ``data/tasks/<task-id>.json`` and ``data/task-inputs/<task-id>.json``, ``data/runs/<run-id>.json`` and its head
     ``data/run-heads/<run-id>.json`` (orjson, sorted keys, compact), the pages, ``static/``
     and ``site-manifest.json``, built in a staging folder beside ``out_dir`` and swapped in
     whole (:mod:`exporter.site_swap`): after any failure or kill the previous site is intact.

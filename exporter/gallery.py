@@ -155,3 +155,33 @@ class FailureKind:
                 for number, g in enumerate(groups, start=1)
             ],
         }
+
+
+EXAMPLES_PER_PAGE = 60
+"""Examples one gallery page file lists at most (whole groups; a larger group alone): a kind
+with more is split over ``<axis>-<slug>.html``, ``<axis>-<slug>.p2.html``, ... so a page's
+bytes stay bounded however many runs fail it."""
+
+
+def paginate(page: dict[str, Any], per_page: int | None = None) -> list[dict[str, Any]]:
+    """``page`` (:meth:`FailureKind.as_dict`) as the page files it is rendered into.
+
+    Groups keep their order and numbers; a file takes groups while their examples stay within
+    ``per_page`` (default :data:`EXAMPLES_PER_PAGE`; a group is never split). Each part is ``page`` with ``file`` (the first part
+    keeps ``page["file"]``, part n is ``<stem>.p<n>.html``: a dot no slug holds), ``groups``
+    (its share) and ``pager {number, files[], groups_total}``. A page without groups is one part.
+    """
+    per_page = EXAMPLES_PER_PAGE if per_page is None else per_page
+    chunks: list[list[dict[str, Any]]] = [[]]
+    count = 0
+    for group in page["groups"]:
+        if chunks[-1] and count + len(group["examples"]) > per_page:
+            chunks.append([])
+            count = 0
+        chunks[-1].append(group)
+        count += len(group["examples"])
+    stem = page["file"].removesuffix(".html")
+    files = [page["file"], *(f"{stem}.p{n}.html" for n in range(2, len(chunks) + 1))]
+    pager = {"files": files, "groups_total": len(page["groups"])}
+    return [{**page, "file": files[number], "groups": chunk, "pager": {**pager, "number": number + 1}}
+            for number, chunk in enumerate(chunks)]

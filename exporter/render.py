@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import posixpath
-import re
+import base64
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from contract.errors import BadInput
+from exporter.attempts import shown_k
+from exporter.gallery import paginate
+from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
 PAGES = ("index.html", "run.html", "compare.html")
-ENTRY_MODULES = {"index.html": "pages/home.js", "run.html": "pages/run.js", "compare.html": "pages/compare.js"}
-"""Each page's entry module, by its id: its path under static/js/."""
-IMPORT_FROM = re.compile(r'^import [^;]*? from "(\.\.?/[\w./-]+\.js)";', re.MULTILINE)
+BUNDLES = {"index.html": "home", "run.html": "run", "compare.html": "compare"}
+"""Each page's bundle (static/bundles/<name>.js, :mod:`exporter.bundle`)."""
 PREVIEW_ROWS = 50
 """Run rows index.html carries as plain HTML (the whole list comes from data/ via home.js)."""
 
@@ -45,37 +46,22 @@ def template_environment(templates_dir: Path) -> jinja2.Environment:
     )
     environment.filters["reward"] = format_reward
     environment.filters["rate"] = format_rate
+    environment.filters["shown_k"] = shown_k
     environment.globals["single_file"] = False
+    environment.globals["attempt_preview_rows"] = ATTEMPT_PREVIEW_ROWS
     return environment
 
 
-def module_id(importer: str, specifier: str) -> str | None:
-    """The id (path under static/js/, ``lib/dom.js``) of the module that module ``importer``
-    imports as ``specifier`` (``../lib/dom.js``, ``./scenario.js``); None when it leaves static/js/."""
-    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
-    return None if resolved.startswith("../") or resolved == ".." else resolved
+def favicon_data_url(static_dir: Path) -> str:
+    """The site icon (``static_dir/favicon.svg``) as a ``data:`` URL the pages inline.
 
-
-def module_graph(js_dir: Path, entry: str) -> list[str]:
-    """Every module ``entry`` imports, directly or not, as ids (:func:`module_id`) sorted by
-    name (``entry`` itself excluded).
-
-    The pages list them as ``<link rel="modulepreload">`` so the browser fetches the whole graph
-    at once instead of one import level after another.
+    Raises:
+        BadInput: the icon file is missing.
     """
-    seen: set[str] = set()
-    pending = [entry]
-    while pending:
-        name = pending.pop()
-        path = js_dir / name
-        if name in seen or not path.is_file():
-            continue
-        seen.add(name)
-        for specifier in IMPORT_FROM.findall(path.read_text(encoding="utf-8")):
-            imported = module_id(name, specifier)
-            if imported is not None:
-                pending.append(imported)
-    return sorted(seen - {entry})
+    path = static_dir / "favicon.svg"
+    if not path.is_file():
+        raise BadInput(path, "site icon not found")
+    return "data:image/svg+xml;base64," + base64.b64encode(path.read_bytes()).decode()
 
 
 def _render(environment: jinja2.Environment, templates_dir: Path, name: str, **context: Any) -> bytes:
@@ -94,7 +80,8 @@ def render_pages(
     index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
     (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
     from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
-    ``gallery/index.html`` and one ``gallery/<axis>-<slug>.html`` per family and kind, and per
+    ``gallery/index.html`` and ``gallery/<axis>-<slug>.html`` (split into ``.p<n>.html`` parts
+    past :data:`exporter.gallery.EXAMPLES_PER_PAGE` examples) per family and kind, and per
     penalty kind and outcome of episode runs (``gallery["penalties"]``, ``gallery["outcomes"]``,
     :mod:`exporter.gallery_episodes`); those pages get ``root = "../"``
     so their links reach the site's top.
@@ -105,12 +92,12 @@ def render_pages(
     if not templates_dir.is_dir():
         raise BadInput(templates_dir, "templates folder not found")
     environment = template_environment(templates_dir)
+    environment.globals["favicon"] = favicon_data_url(templates_dir.parent / "static")
     pages = {}
-    js_dir = templates_dir.parent / "static" / "js"
     for name in PAGES:
         pages[name] = _render(
             environment, templates_dir, name, index=index, page=name, root="", preview_rows=PREVIEW_ROWS,
-            preloads=module_graph(js_dir, ENTRY_MODULES[name]),
+            bundle=BUNDLES[name],
         )
     if gallery is None:
         return pages
@@ -118,8 +105,9 @@ def render_pages(
         environment, templates_dir, "gallery_index.html",
         index=index, page="gallery/index.html", root="../", gallery=gallery,
     )
-    for gallery_page in [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
-                         *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]:
+    kinds = [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
+             *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]
+    for gallery_page in [part for kind in kinds for part in paginate(kind)]:
         pages[gallery_page["file"]] = _render(
             environment, templates_dir, "gallery_page.html",
             index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,

@@ -12,8 +12,10 @@ import zlib
 from collections import Counter, defaultdict
 from typing import Any
 
-SHARD_ROWS = 2000
-"""Run rows per ``data/runs-index/<k>.json`` shard."""
+SHARD_ROWS = 250
+"""Run rows per ``data/runs-index/<k>.json`` shard: the home page's first load takes one (about
+55 kB, whatever the number of runs); filters and sorting load the rest, search only the
+shards holding the runs it lists."""
 
 ROW_FIELDS = (
     "run_id", "kind", "task_id", "workflow", "tier", "policy", "agent", "model",

@@ -1,10 +1,15 @@
-"""Serve a built site over HTTP on the loopback interface (http.server, one thread a request)."""
+"""Serve a built site over HTTP on the loopback interface (http.server, one thread a request),
+revalidated and gzip-compressed as a static host serves it."""
 
 from __future__ import annotations
 
 import errno
 import functools
+import gzip
+import io
+import os
 import threading
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
@@ -14,8 +19,30 @@ from contract.errors import BadInput
 PORT_ATTEMPTS = 50
 
 
+COMPRESSED_TYPES = ("text/", "application/json", "image/svg+xml")
+"""Content types sent gzip-compressed to a client that accepts it (as static hosts do)."""
+MIN_COMPRESSED_BYTES = 1024
+
+
+@functools.lru_cache(maxsize=256)
+def _gzipped(path: str, mtime_ns: int, size: int) -> bytes:
+    """The file's bytes gzip-compressed (level 6, no name or time in the header); keyed by its
+    path, modification time and size, so a file rewritten in place is compressed again."""
+    with open(path, "rb") as handle:
+        return gzip.compress(handle.read(), compresslevel=6, mtime=0)
+
+
 class SiteRequestHandler(SimpleHTTPRequestHandler):
-    """Static files with the MIME types ES modules and JSON need, no caching, no request log."""
+    """Static files with the MIME types ES modules and JSON need, revalidated caching, gzip,
+    no request log.
+
+    Every response carries ``Cache-Control: no-cache`` (the browser keeps a copy but asks
+    again each time: a site exported again is never shown stale) and, for files, an ``ETag``
+    from the file's modification time and size; a request whose ``If-None-Match`` names the
+    current tag gets ``304 Not Modified`` without a body (RFC 9110 sections 8.8.3, 13.1.2, 15.4.5).
+    Text, JSON and SVG over 1 kB go gzip-compressed (``Content-Encoding: gzip``, ``Vary:
+    Accept-Encoding``) to clients that send ``Accept-Encoding: gzip``.
+    """
 
     extensions_map: ClassVar[dict[str, str]] = {
         **SimpleHTTPRequestHandler.extensions_map,
@@ -28,9 +55,45 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
     }
 
     def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
+        self.send_header("Cache-Control", "no-cache")
         self.send_header("X-Content-Type-Options", "nosniff")
         super().end_headers()
+
+    def send_head(self):
+        """Headers for a file (tagged, maybe compressed, 304 when unchanged); folders and
+        missing files as :class:`SimpleHTTPRequestHandler` answers them."""
+        path = self.translate_path(self.path)
+        if os.path.isdir(path) or not os.path.isfile(path) or self.path.split("?", 1)[0].endswith("/"):
+            return super().send_head()
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return super().send_head()
+        content_type = self.guess_type(path)
+        gzip_ok = (content_type.startswith(COMPRESSED_TYPES) and stat.st_size >= MIN_COMPRESSED_BYTES
+                   and "gzip" in self.headers.get("Accept-Encoding", ""))
+        tag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}{"-gz" if gzip_ok else ""}"'
+        if tag in [part.strip() for part in self.headers.get("If-None-Match", "").split(",")]:
+            self.send_response(HTTPStatus.NOT_MODIFIED)
+            self.send_header("ETag", tag)
+            self.end_headers()
+            return None
+        try:
+            body = _gzipped(path, stat.st_mtime_ns, stat.st_size) if gzip_ok else Path(path).read_bytes()
+        except OSError:
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", tag)
+        self.send_header("Last-Modified", self.date_time_string(int(stat.st_mtime)))
+        if gzip_ok:
+            self.send_header("Content-Encoding", "gzip")
+        if content_type.startswith(COMPRESSED_TYPES):
+            self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return io.BytesIO(body)
 
     def log_message(self, format: str, *args: object) -> None:
         pass

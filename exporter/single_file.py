@@ -14,79 +14,16 @@ from contract.errors import BadInput
 from contract.files import write_atomic
 from contract.paths import SITE_DIR
 from contract.task_roots import TaskIndex
+from exporter.bundle import bundle_script
 from exporter.export import build_site_files
 from exporter.redact import Redactor
-from exporter.render import PREVIEW_ROWS, module_id, template_environment
+from exporter.render import PREVIEW_ROWS, favicon_data_url, template_environment
 
-IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "(\.\.?/[\w./-]+\.js)";\s*$', re.MULTILINE)
-EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
-DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"(\.\.?/[\w./-]+\.js)"\s*\)')
 SKIPPED_DATA = {"data/index.json"}
 """Data files the pages never load (index.json is rendered into the pages themselves)."""
 SKIPPED_DATA_FOLDERS = ("data/run-heads/",)
 """Data the single file leaves out: run heads only speed up the first paint over http, and the
 file already holds every run whole (data.js loads no head when the data is inlined)."""
-
-
-def transform_module(name: str, source: str) -> tuple[str, list[str]]:
-    """An ES module's source as a function body for the bundle, and the names it exports.
-
-    ``name`` is the module's id, its path under static/js/ (``pages/run.js``). Supports the
-    forms the viewer uses: ``import { a, b as c } from "../lib/x.js";``,
-    ``export function|async function|const|let|class name`` and ``import("./x.js")`` (a lazy
-    import, which becomes a promise of the bundled module); a relative path is resolved from
-    ``name``'s folder to the imported module's id (:func:`exporter.render.module_id`).
-
-    Raises:
-        BadInput: any other ``import`` or ``export`` statement, or a path that leaves
-            static/js/ (names the module).
-    """
-    exported = [match.group(2) for match in EXPORT_DECLARATION.finditer(source)]
-
-    def resolved(specifier: str) -> str:
-        imported = module_id(name, specifier)
-        if imported is None:
-            raise BadInput(Path(name), f"imports a module outside static/js: {specifier}")
-        return orjson.dumps(imported).decode()
-
-    def require(match: re.Match[str]) -> str:
-        names = [part.strip() for part in match.group(1).split(",") if part.strip()]
-        bindings = ", ".join(part.replace(" as ", ": ") for part in names)
-        return f"const {{ {bindings} }} = __require({resolved(match.group(2))});"
-
-    body = IMPORT_LINE.sub(require, source)
-    body = DYNAMIC_IMPORT.sub(
-        lambda match: f"new Promise((resolve) => resolve(__require({resolved(match.group(1))})))", body)
-    body = EXPORT_DECLARATION.sub(lambda match: match.group(1) + match.group(2), body)
-    leftover = re.search(r"^\s*(import|export)\b.*$|\bimport\(\s*[\"'`].*$", body, re.MULTILINE)
-    if leftover:
-        raise BadInput(Path(name), f"module syntax the single-file bundle does not support: {leftover.group(0)}")
-    return f"{body}\nreturn {{ {', '.join(exported)} }};", exported
-
-
-def bundle_script(js_dir: Path, entry: str) -> str:
-    """Every module of ``js_dir`` (its subfolders too, each by its id: ``lib/dom.js``) as one
-    classic-scope script: a lazy ``__require`` registry plus ``entry``.
-
-    Modules are evaluated on first ``__require`` (so only the chosen view's module runs its main).
-
-    Raises:
-        BadInput: a module uses unsupported syntax or holds ``</script`` (names the module).
-    """
-    parts = [(
-        "const __modules = Object.create(null);\nconst __cache = Object.create(null);\n"
-        "function __require(name) {\n  if (!(name in __cache)) __cache[name] = __modules[name](__require);\n"
-        "  return __cache[name];\n}\n"
-    )]
-    for path in sorted(js_dir.rglob("*.js")):
-        name = path.relative_to(js_dir).as_posix()
-        body, _ = transform_module(name, path.read_text(encoding="utf-8"))
-        parts.append(f"__modules[{orjson.dumps(name).decode()}] = function (__require) {{\n{body}\n}};\n")
-    parts.append(entry)
-    script = "".join(parts)
-    if re.search(r"</script|<!--", script, re.IGNORECASE):
-        raise BadInput(js_dir, "a module holds </script or <!--, which would end the inlined script")
-    return script
 
 
 def inline_data(files: dict[str, bytes]) -> str:
@@ -134,8 +71,7 @@ def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
     css = (site_dir / "static" / "app.css").read_text(encoding="utf-8")
     if re.search(r"</style", css, re.IGNORECASE):
         raise BadInput(site_dir / "static" / "app.css", "holds </style, which would end the inlined style")
-    favicon = "data:image/svg+xml;base64," + base64.b64encode(
-        (site_dir / "static" / "favicon.svg").read_bytes()).decode()
+    favicon = favicon_data_url(site_dir / "static")
     script = bundle_script(site_dir / "static" / "js",
                            (site_dir / "single" / "boot.js").read_text(encoding="utf-8"))
     environment = template_environment(site_dir / "templates")

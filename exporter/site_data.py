@@ -1,4 +1,4 @@
-"""The three kinds of site data file (docs/formats.md "Site data") built from read runs and tasks."""
+"""The site data files (docs/formats.md "Site data") built from read runs and tasks."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from collections import defaultdict
 from typing import Any
 
 from contract.version import __version__
-from exporter.attempts import attempt_rows, policy_attempts
+from exporter.attempts import attempt_rows, policy_attempts, shown_pass_at
+from exporter.episodes import episode_head
 from exporter.llm_turns import run_llm_block
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
@@ -15,12 +16,37 @@ SITE_DATA_VERSION = 1
 GENERATED_BY = f"alertforge {__version__} exporter"
 
 
+def panel_groups(requirements: list[dict[str, Any]], checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checks panel's groups in the order the viewer draws them: ``[{req, checks[]}]``.
+
+    ``checks`` are catalog indexes. The order is catalog order grouped by requirement: one
+    group per ``requirements`` entry (in that order) holding its checks in catalog order, then
+    one per requirement id that checks name but ``requirements`` does not list (in order of
+    first appearance), then the checks tied to no requirement (``req`` null); groups without
+    checks are left out. This is the one place the order is made: the viewer draws the groups
+    as listed (site/static/js/components/checks.js) and the run head picks its first groups
+    (:func:`head_task`).
+    """
+    groups: dict[str, list[int]] = {}
+    for requirement in requirements:
+        groups.setdefault(requirement["id"], [])
+    general: list[int] = []
+    for index, check in enumerate(checks):
+        if check.get("req") is None:
+            general.append(index)
+        else:
+            groups.setdefault(check["req"], []).append(index)
+    ordered = [{"req": req, "checks": indexes} for req, indexes in groups.items() if indexes]
+    return ordered + ([{"req": None, "checks": general}] if general else [])
+
+
 def task_document(task: TaskInfo) -> dict[str, Any]:
-    """``data/tasks/<task-id>.json``: ``{id, workflow, tier, title, instruction, requirements[],
-    checks[], evaluation_interval, input_series{}, scenario_plots{}}``.
+    """``data/tasks/<task-id>.json``, the catalog shared by every run of the task: ``{id,
+    workflow, tier, title, instruction, requirements[], checks[], panel[]}``.
 
     Each check carries ``probe`` (from tests/checks.json, else null) and ``plot`` (its scenario
-    plot reference, else null); see docs/formats.md "Site data".
+    plot reference, else null); ``panel`` is :func:`panel_groups`. The scenario data is in
+    :func:`task_inputs_document`'s file; see docs/formats.md "Site data".
     """
     reproduction = task.reproduction
     probes = reproduction.get("probes", {})
@@ -36,6 +62,22 @@ def task_document(task: TaskInfo) -> dict[str, Any]:
             {**check, "probe": probes.get(check["id"]), "plot": check_plots.get(check["id"])}
             for check in task.checks
         ],
+        "panel": panel_groups(task.requirements, task.checks),
+    }
+
+
+def task_inputs_document(task: TaskInfo) -> dict[str, Any]:
+    """``data/task-inputs/<task-id>.json``: ``{task_id, evaluation_interval, input_series{},
+    scenario_plots{}}``, what only the check inspector's scenario plot and reproduce panel
+    read (loaded when a check is opened; the bulk of a task's data).
+
+    ``input_series`` the catalog's ``{scenario: [{series, values}]}`` for the scenarios some
+    probe names, ``scenario_plots`` :func:`exporter.scenarios.scenario_plots`' plots, both
+    ``{}`` and ``evaluation_interval`` null without tests/checks.json.
+    """
+    reproduction = task.reproduction
+    return {
+        "task_id": task.id,
         "evaluation_interval": reproduction.get("evaluation_interval"),
         "input_series": reproduction.get("input_series", {}),
         "scenario_plots": reproduction.get("plots", {}),
@@ -82,23 +124,90 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 HEAD_STEPS = 2
-"""Steps a run head file carries in full: the initial state and the first action."""
+"""Steps a run head file carries: the initial state and the first action."""
+
+HEAD_CHECKS = 40
+"""Checks (at least; whole panel groups) a run head carries: more than a screenful of the
+checks panel, which the viewer draws from the head before the first paint."""
+
+HEAD_CHECK_FIELDS = ("id", "req", "family", "label")
+"""What the checks panel's row shows of a check (its note, probe and plot wait for the task file)."""
+
+KEYED_STEP_FIELDS = ("failed", "causes")
+"""Step fields keyed by check id, which a head keeps for its own checks only (``blame`` it
+leaves empty: the run view links a failing check to the step that broke it only once the
+whole run file is in)."""
+
+HEAD_CAUSE_FIELDS = ("kind", "summary", "why")
+"""What the checks panel shows of a cause (its ``facts`` stay in the run file)."""
 
 
-def run_head_document(run_doc: dict[str, Any], head_steps: int = HEAD_STEPS) -> dict[str, Any]:
+def head_task(task_doc: dict[str, Any], head_checks: int = HEAD_CHECKS) -> dict[str, Any]:
+    """A run head's ``task``: ``{title, instruction, check_count, requirements[], panel[],
+    checks[{index, id, req, family, label}]}``, what the run view's first paint shows of the
+    task file ``task_doc`` (:func:`task_document`).
+
+    ``panel`` is the task file's first panel groups (:func:`panel_groups`, in its order) until
+    they hold ``head_checks`` checks or more; ``checks`` those groups' checks in the same order
+    (``index``: the catalog index), ``requirements`` the ones those groups name.
+    """
+    panel: list[dict[str, Any]] = []
+    count = 0
+    for group in task_doc["panel"]:
+        if count >= head_checks:
+            break
+        panel.append(group)
+        count += len(group["checks"])
+    named = {group["req"] for group in panel}
+    checks = task_doc["checks"]
+    return {
+        "title": task_doc["title"],
+        "instruction": task_doc["instruction"],
+        "check_count": len(checks),
+        "requirements": [requirement for requirement in task_doc["requirements"] if requirement["id"] in named],
+        "panel": panel,
+        "checks": [{"index": index, **{key: checks[index][key] for key in HEAD_CHECK_FIELDS}}
+                   for group in panel for index in group["checks"]],
+    }
+
+
+def run_head_document(run_doc: dict[str, Any], task_doc: dict[str, Any],
+                      head_steps: int = HEAD_STEPS) -> dict[str, Any]:
     """``data/run-heads/<run-id>.json``: what the run view needs to draw its first step.
 
-    ``{run_id, kind, task_id, policy, model, seed, final, step_count, last_total, steps[]}``:
-    the run file's fields but ``steps``, the number of steps, the last step's ``total`` and the
-    first ``head_steps`` steps exactly as in the run file (docs/formats.md "Site data").
+    ``{run_id, kind, task_id, policy, model, seed, final, ..., step_count, last_total, task,
+    steps[]}``: the run file's fields but ``steps``, the number of steps, the last step's
+    ``total``, :func:`head_task` of the run's task file ``task_doc`` and the first
+    ``head_steps`` steps as in the run file but for ``failed`` and ``causes``, which keep only
+    the head task's checks, each cause only what the checks panel shows
+    (:data:`HEAD_CAUSE_FIELDS`), and ``blame``, which is empty (docs/formats.md "Site data").
+    Episode runs add ``episode`` (:func:`exporter.episodes.episode_head`).
     """
     steps = run_doc["steps"]
+    task = head_task(task_doc)
+    shown = {check["id"] for check in task["checks"]}
     return {
         **{key: value for key, value in run_doc.items() if key != "steps"},
         "step_count": len(steps),
         "last_total": steps[-1]["total"] if steps else None,
-        "steps": steps[:head_steps],
+        "task": task,
+        "steps": [_head_step(step, shown) for step in steps[:head_steps]],
+        **({"episode": episode_head(steps)} if run_doc["kind"] == "episode" else {}),
     }
+
+
+def _head_step(step: dict[str, Any], shown: set[str]) -> dict[str, Any]:
+    """A run file step with its check-keyed fields cut to the ``shown`` check ids, each cause
+    to :data:`HEAD_CAUSE_FIELDS` (a null cause, one that ends, stays null), no blame."""
+    cut = {field: {key: value for key, value in step[field].items() if key in shown}
+           for field in KEYED_STEP_FIELDS if field in step}
+    if "blame" in step:
+        cut["blame"] = {}
+    if "causes" in cut:
+        cut["causes"] = {key: cause if cause is None else
+                         {name: cause[name] for name in HEAD_CAUSE_FIELDS if name in cause}
+                         for key, cause in cut["causes"].items()}
+    return {**step, **cut}
 
 
 def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
@@ -132,6 +241,19 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
 
 
 HOME_VERSION = 1
+ATTEMPT_PREVIEW_ROWS = 20
+"""Attempt rows index.html carries as HTML; the rest come from data/attempts.json on demand."""
+
+
+def attempts_document(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """``data/attempts.json``: ``{version, attempts[]}``, the attempts-per-task rows of
+    index.json past the first :data:`ATTEMPT_PREVIEW_ROWS` (the home page's "show all"), each
+    with ``pass_at`` cut to the k the page shows (:func:`exporter.attempts.shown_pass_at`)."""
+    return {
+        "version": HOME_VERSION,
+        "attempts": [{**row, "pass_at": shown_pass_at(row["pass_at"])}
+                     for row in attempts[ATTEMPT_PREVIEW_ROWS:]],
+    }
 
 
 def aliases_document(runs: list[RunFolder], run_ids: list[str]) -> dict[str, str]:

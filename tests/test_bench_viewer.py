@@ -12,7 +12,6 @@ from conftest import FIXTURE_RUNS, fixture_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from viewer_generated import sample_runs
 from viewer_measure import dom_problems, open_page
 from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
 
@@ -131,16 +130,3 @@ def test_dom_problems_names_each_missing_part():
                         "1 of the 2 visible checks had no label at the mark (first: b)"]
     assert dom_problems(None, ready, []) == ["the mark was never set"]
 
-
-def test_sampled_runs_are_distinct_copies_that_export(tmp_path):
-    from exporter.export import export_site
-
-    sources = tmp_path / "sources"
-    for run in RUNS:
-        shutil.copytree(FIXTURE_RUNS / run, sources / run)
-    ids = sample_runs(tmp_path / "runs", 5, sources)
-    assert len(set(ids)) == 5
-    messages = [(tmp_path / "runs" / run_id / "trajectory.json").read_text() for run_id in ids]
-    assert len(set(messages)) == 5
-    export_site([tmp_path / "runs"], tmp_path / "site", task_index=fixture_tasks())
-    assert {row["run_id"] for row in site_runs(tmp_path / "site")} == set(ids)

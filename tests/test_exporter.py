@@ -18,7 +18,7 @@ from exporter.diffs import unified_hunks
 from exporter.export import export_site
 from exporter.render import template_environment
 from exporter.serve import make_server
-from exporter.site_data import HEAD_STEPS
+from exporter.site_data import HEAD_CHECKS, HEAD_STEPS, head_task, panel_groups, run_head_document
 
 FIXTURE_SITE = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_RUNS = FIXTURE_SITE / "runs"
@@ -92,6 +92,9 @@ def test_export_writes_the_contract_files(exported):
         "data/index.json",
         *[f"data/run-heads/{run_id}.json" for run_id in RUN_IDS],
         *[f"data/runs/{run_id}.json" for run_id in RUN_IDS],
+        "data/task-inputs/fixture-checkout.json",
+        "data/task-inputs/fixture-episode-easy.json",
+        "data/task-inputs/fixture-xss-task.json",
         "data/task-runs/fixture-checkout.json",
         "data/task-runs/fixture-episode-easy.json",
         "data/task-runs/fixture-xss-task.json",
@@ -158,10 +161,9 @@ def test_index_matches_contract_and_run_files(exported):
 
 def test_task_file_comes_from_the_task_folder(exported):
     task = load(exported / "data" / "tasks" / "fixture-checkout.json")
-    assert set(task) == {
-        "id", "workflow", "tier", "title", "instruction", "requirements", "checks",
-        "evaluation_interval", "input_series", "scenario_plots",
-    }
+    assert set(task) == {"id", "workflow", "tier", "title", "instruction", "requirements", "checks", "panel"}
+    assert task["panel"] == [{"req": "A1", "checks": [0, 1, 2]}, {"req": "R1", "checks": [3, 4]},
+                             {"req": None, "checks": [5, 6]}]
     folder = FIXTURE_SITE / "tasks" / "fixture-checkout"
     assert task["instruction"] == (folder / "instruction.md").read_text()
     catalog = load(folder / "tests" / "checks.json")
@@ -174,6 +176,12 @@ def test_task_file_comes_from_the_task_folder(exported):
         "weight": 3,
         "title": catalog["requirements"][0]["title"],
     }
+    inputs = load(exported / "data" / "task-inputs" / "fixture-checkout.json")
+    assert set(inputs) == {"task_id", "evaluation_interval", "input_series", "scenario_plots"}
+    assert inputs["task_id"] == "fixture-checkout" and inputs["evaluation_interval"] == catalog["evaluation_interval"]
+    used = {c["probe"]["scenario"] for c in catalog["checks"] if c["probe"].get("scenario")}
+    assert inputs["input_series"] == {key: catalog["input_series"][key] for key in sorted(used)} and used
+    assert set(inputs["scenario_plots"]) == {"normal|checkout", "outage|checkout"}
 
 
 def test_task_file_falls_back_to_run_json_when_task_folder_is_gone(exported):
@@ -181,7 +189,8 @@ def test_task_file_falls_back_to_run_json_when_task_folder_is_gone(exported):
     run_json = load(FIXTURE_RUNS / "fixture-xss" / "run.json")
     trajectory = load(FIXTURE_RUNS / "fixture-xss" / "trajectory.json")
     assert task["checks"] == [{**c, "probe": None, "plot": None} for c in run_json["checks"]]
-    assert (task["input_series"], task["scenario_plots"], task["evaluation_interval"]) == ({}, {}, None)
+    inputs = load(exported / "data" / "task-inputs" / "fixture-xss-task.json")
+    assert (inputs["input_series"], inputs["scenario_plots"], inputs["evaluation_interval"]) == ({}, {}, None)
     assert task["requirements"] == run_json["requirements"]
     assert task["instruction"] == trajectory["steps"][0]["message"]
     assert task["workflow"] == run_json["task"]["workflow"]
@@ -191,10 +200,18 @@ def test_run_head_holds_the_first_steps_and_what_the_header_needs(exported):
     for run_id in RUN_IDS:
         run = load(exported / "data" / "runs" / f"{run_id}.json")
         head = load(exported / "data" / "run-heads" / f"{run_id}.json")
-        assert set(head) == set(run) | {"step_count", "last_total"}
+        task = load(exported / "data" / "tasks" / f"{run['task_id']}.json")
+        episode = {"episode"} if run["kind"] == "episode" else set()
+        assert set(head) == set(run) | {"step_count", "last_total", "task"} | episode
         assert {key: head[key] for key in run if key != "steps"} == {key: run[key] for key in run if key != "steps"}
         assert head["step_count"] == len(run["steps"]) and head["last_total"] == run["steps"][-1]["total"]
-        assert head["steps"] == run["steps"][:HEAD_STEPS], "the first steps, exactly as in the run file"
+        assert head["task"] == head_task(task)
+        assert head["task"]["checks"] == [{"index": i, **{k: task["checks"][i][k] for k in ("id", "req", "family", "label")}}
+                                          for group in task["panel"] for i in group["checks"]], "few checks: all of them"
+        panel_causes = [{**step, "blame": {}, "causes": {key: cause and {k: cause[k] for k in ("kind", "summary", "why") if k in cause}
+                                                         for key, cause in step["causes"].items()}}
+                        for step in run["steps"][:HEAD_STEPS]]
+        assert head["steps"] == panel_causes, "the first steps, as in the run file (all its checks are in the head)"
     raw = (exported / "data" / "run-heads" / "fixture-oracle-s1.json").read_bytes()
     assert raw == orjson.dumps(load(exported / "data" / "run-heads" / "fixture-oracle-s1.json"),
                                option=orjson.OPT_SORT_KEYS), "compact, sorted keys"
@@ -480,3 +497,43 @@ def test_failed_details_are_listed_where_they_start_change_or_end():
     assert [s["failed"] for s in delta_failed(steps)] == [
         {"a": "x"}, {}, {"a": "y", "b": "z"}, {"a": ""}, {"b": ""}
     ]
+
+
+def test_panel_groups_follow_the_requirements_then_unlisted_ones_then_general_checks():
+    requirements = [{"id": "B"}, {"id": "A"}, {"id": "empty"}]
+    checks = [{"id": "a1", "req": "A"}, {"id": "g1", "req": None}, {"id": "x1", "req": "X"},
+              {"id": "b1", "req": "B"}, {"id": "a2", "req": "A"}, {"id": "x2", "req": "X"}]
+    assert panel_groups(requirements, checks) == [
+        {"req": "B", "checks": [3]}, {"req": "A", "checks": [0, 4]}, {"req": "X", "checks": [2, 5]},
+        {"req": None, "checks": [1]}]
+
+
+def synthetic_task(group_sizes: list[int]) -> dict:
+    checks = [{"id": f"R{g}.c{n}", "req": f"R{g}", "family": "Fire", "label": f"check {n} of R{g}", "note": "a note",
+               "probe": {"type": "promql", "expr": "up"}, "plot": None}
+              for g, size in enumerate(group_sizes) for n in range(size)]
+    requirements = [{"id": f"R{g}", "kind": "alert", "weight": 1, "title": f"req {g}"} for g in range(len(group_sizes))]
+    return {"id": "t", "workflow": None, "tier": None, "title": "T", "instruction": "do it", "requirements": requirements,
+            "checks": checks, "panel": panel_groups(requirements, checks)}
+
+
+def test_a_head_holds_whole_panel_groups_until_it_has_40_checks_and_only_their_failures():
+    task = synthetic_task([25, 10, 30, 50])
+    head_checks = head_task(task)
+    assert [group["req"] for group in head_checks["panel"]] == ["R0", "R1", "R2"], "25 + 10 < 40 <= 25 + 10 + 30"
+    assert len(head_checks["checks"]) == 65 and head_checks["check_count"] == 115 and HEAD_CHECKS == 40
+    assert [r["id"] for r in head_checks["requirements"]] == ["R0", "R1", "R2"]
+    assert set(head_checks["checks"][0]) == {"index", "id", "req", "family", "label"}, "no note, probe or plot"
+    cause = {"kind": "alert-undefined", "summary": "no rule defines X", "facts": {"alert": "X"}}
+    failing = {check["id"]: "expected X, got none" for check in task["checks"]}
+    step = {"n": 0, "total": 0.0, "checks": "0" * 115, "failed": failing, "causes": {key: cause for key in failing},
+            "blame": {key: None for key in failing}}
+    later = {**step, "n": 1, "failed": {"R3.c0": ""}, "causes": {"R0.c0": None, "R3.c0": None}, "blame": {}}
+    run = {"run_id": "r", "kind": "alerting", "task_id": "t", "steps": [step, later, {**later, "n": 2}]}
+    head = run_head_document(run, task)
+    shown = {check["id"] for check in head_checks["checks"]}
+    assert set(head["steps"][0]["failed"]) == set(head["steps"][0]["causes"]) == shown
+    assert head["steps"][0]["blame"] == {}, "blame is linked once the whole run file is in"
+    assert head["steps"][0]["causes"]["R0.c0"] == {"kind": "alert-undefined", "summary": "no rule defines X"}
+    assert head["steps"][1]["causes"] == {"R0.c0": None} and head["steps"][1]["failed"] == {}
+    assert head["steps"][0]["checks"] == step["checks"] and len(head["steps"]) == HEAD_STEPS

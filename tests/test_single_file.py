@@ -95,3 +95,14 @@ def test_xss_run_in_the_file_runs_nothing(page_without_csp, single_file):
     assert page.locator("main img, main [onerror]").count() == 0
     assert "<script>window.__pwned=1</script>" in page.locator("body").inner_text()
     assert page.page_errors == []
+
+
+def test_the_inspector_draws_the_scenario_from_the_inlined_task_inputs(page, single_file):
+    assert "data/task-inputs/fixture-checkout.json" in inlined_data(single_file.read_text())
+    page.goto(single_file.as_uri() + "?page=run&run=fixture-oracle-s1&step=2&check=A1-fire-1")
+    page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_function("() => document.querySelector('#check-inspector').dataset.inputs === 'loaded'")
+    assert page.locator("#scenario-svg g.eval-mark").count() == 2
+    assert page.locator("#reproduce-kind").inner_text() == "promtool"
+    assert "input_series:" in page.locator("#reproduce-text").text_content()
+    assert page.page_errors == []

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from exporter.single_file import transform_module
+from exporter.bundle import transform_module
 
 pytestmark = pytest.mark.browser
 
@@ -77,6 +77,51 @@ def test_first_step_comes_from_the_head_and_the_rest_after_the_run_file(page, se
     assert page.page_errors == []
 
 
+def test_first_step_is_drawn_before_the_task_files_are_answered(page, served_site):
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    held = hold(page, r"/data/(tasks|task-inputs)/[^/]+\.json$")
+    open_run(page, served_site, f"run={RUN}&step=1")
+    page.wait_for_function("() => performance.getEntriesByName('first-step-rendered').length === 1")
+    head = json.loads((served_site.out_dir / "data" / "run-heads" / f"{RUN}.json").read_bytes())
+    step = json.loads(run_file(served_site))["steps"][1]
+    assert page.locator("#step-heading").inner_text() == "Step 1"
+    assert page.locator("#step-tool").inner_text() == step["tool"]["name"]
+    assert json.loads(page.locator("#step-arguments").inner_text()) == step["tool"]["arguments"]
+    assert page.locator("#step-output").inner_text().strip() == step["output"].strip()
+    assert page.locator("#run-title").inner_text() == head["task"]["title"]
+    items = page.locator("#checks-panel li.check")
+    assert items.evaluate_all("(items) => items.map((li) => li.dataset.checkId)") == [c["id"] for c in head["task"]["checks"]]
+    assert items.locator(".check-label").all_inner_texts() == [c["label"] for c in head["task"]["checks"]]
+    assert items.first.locator(".check-label").is_visible()
+    wait_held(page, held)
+    assert [route.request.url for route in held] == [f"{served_site.url}data/tasks/fixture-checkout.json"], \
+        "the task file is asked for after the first step, the scenario data not at all"
+    page.wait_for_timeout(300)
+    assert page.locator("body[data-ready='1']").count() == 0, "the whole view waits for the task file"
+
+    held[0].continue_()
+    page.wait_for_selector("body[data-ready='1']")
+    task = json.loads((served_site.out_dir / "data" / "tasks" / "fixture-checkout.json").read_bytes())
+    in_panel_order = [task["checks"][index] for group in task["panel"] for index in group["checks"]]
+    assert items.evaluate_all("(items) => items.map((li) => [li.dataset.checkId, li.title])") == [
+        [c["id"], c["note"] or ""] for c in in_panel_order]
+    assert not any("/data/task-inputs/" in url for url in requested)
+    assert page.page_errors == []
+
+
+def test_a_task_file_that_fails_after_the_head_shows_an_error_for_that_run(page, served_site):
+    page.route(re.compile(r"/data/tasks/[^/]+\.json$"), lambda route: route.fulfill(status=500, body="no"))
+    open_run(page, served_site, f"run={RUN}")
+    error = page.locator("#run-error")
+    error.wait_for(state="visible")
+    assert "Task file" in error.inner_text() and "fixture-checkout" in error.inner_text() and "HTTP 500" in error.inner_text()
+    assert page.locator("#run-view").is_hidden()
+    assert page.evaluate("() => performance.getEntriesByName('first-step-rendered').length") == 1, \
+        "the first step was drawn from the head before the task file answered"
+    assert page.page_errors == []
+
+
 def test_truncated_run_file_after_the_head_shows_an_error_for_that_run(page, served_site):
     held = hold(page, rf"/data/runs/{RUN}\.json$")
     open_run(page, served_site, f"run={RUN}")
@@ -129,8 +174,8 @@ def test_missing_head_file_falls_back_to_the_run_file(page, served_site):
     assert page.page_errors == []
 
 
-def test_a_step_past_the_head_and_episode_runs_wait_for_the_run_file(page, served_site):
-    for query, run_id in ((f"run={RUN}&step=4", RUN), ("run=fixture-episode-easy", "fixture-episode-easy")):
+def test_a_step_past_the_head_waits_for_the_run_file(page, served_site):
+    for query, run_id in ((f"run={RUN}&step=4", RUN), ("run=fixture-episode-easy&step=3", "fixture-episode-easy")):
         page.unroute_all()
         held = hold(page, rf"/data/runs/{run_id}\.json$")
         open_run(page, served_site, query)
@@ -148,17 +193,85 @@ def test_a_step_past_the_head_and_episode_runs_wait_for_the_run_file(page, serve
     assert page.locator("#step-index").inner_text() == "4"
 
 
-def test_run_page_preloads_only_the_first_paint_modules(served_site):
+def _registered(script: str) -> set[str]:
+    return set(re.findall(r'__registry\.modules\["([\w/-]+\.js)"\]', script))
+
+
+def test_run_page_loads_one_bundle_of_the_first_paint_modules(served_site):
     html = (served_site.out_dir / "run.html").read_text()
-    preloaded = re.findall(r'<link rel="modulepreload" href="static/js/([\w/-]+\.js)">', html)
-    assert "lib/dom.js" in preloaded and "components/detail.js" in preloaded
-    assert not {"components/matrix.js", "components/timeline.js", "components/curve.js",
-                "components/episode.js", "components/runsearch.js"} & set(preloaded), \
-        "parts drawn after the whole run file is in load lazily"
+    assert re.findall(r'<script type="module" src="(static/[\w/.-]+\.js)"', html) == ["static/bundles/run.js"]
+    assert "modulepreload" not in html and "static/js/" not in html, "the page asks for one bundle, no module"
+    first = _registered((served_site.out_dir / "static/bundles/run.js").read_text())
+    later = _registered((served_site.out_dir / "static/bundles/run.later.js").read_text())
+    assert {"pages/run.js", "lib/dom.js", "components/detail.js", "components/checks.js"} <= first
+    lazy = {"components/matrix.js", "components/timeline.js", "components/curve.js",
+            "components/episode.js", "components/runsearch.js", "components/markdown.js"}
+    assert not lazy & first, "parts drawn after the whole run file is in load lazily"
+    assert lazy <= later and not first & later, "each module is in exactly one of the two bundles"
     assert html.index("static/prefetch-run.js") < html.index('rel="stylesheet"'), "data fetches start first"
+    assert 'rel="icon" href="data:image/svg+xml;base64,' in html, "the icon costs no request"
+
+
+def test_the_later_bundle_loads_once_after_the_first_paint(served_site, page):
+    requested = []
+    page.on("request", lambda request: requested.append(request.url.removeprefix(served_site.url)))
+    page.goto(f"{served_site.url}run.html?run={RUN}")
+    page.wait_for_selector("body[data-ready='1']")
+    scripts = [url for url in requested if url.endswith(".js")]
+    assert scripts == ["static/prefetch-run.js", "static/bundles/run.js", "static/bundles/run.later.js"], scripts
+    marks = page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('run.later.js'))"
+                          ".map((e) => e.startTime > performance.getEntriesByName('first-step-rendered')[0].startTime)")
+    assert marks == [True], "the later bundle is asked for after the first step is drawn"
+    assert page.locator("#matrix-panel").count() == 1
 
 
 def test_single_file_bundle_turns_lazy_imports_into_bundled_modules():
     body, exported = transform_module("x.js", 'export async function f() {\n  const m = await import("./matrix.js");\n}\n')
-    assert 'import(' not in body and 'new Promise((resolve) => resolve(__require("matrix.js")))' in body
+    assert 'import(' not in body and '__lazy("matrix.js")' in body
     assert exported == ["f"]
+
+
+@pytest.fixture(scope="module")
+def catalog_site(tmp_path_factory):
+    """A real run on a task with more checks than a head holds: the no-op policy recorded on
+    af-001 (72 checks; real promtool and amtool), exported and served."""
+    from contract.paths import TASKS_DIR
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+    from recorder.reference_runs import record_reference
+
+    root = tmp_path_factory.mktemp("catalog-site")
+    [run_dir] = record_reference([TASKS_DIR / "af-001-slo-onboarding-easy-s1"], root / "runs", jobs=1,
+                                 policies=["nop"], progress=False)
+    export_site([run_dir], root / "site")
+    server, url = serve_in_background(root / "site", port=0, host="127.0.0.1")
+    yield root / "site", url, run_dir.name
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_large_catalog_draws_the_heads_checks_first_and_the_rest_in_the_task_files_order(page, catalog_site):
+    site, url, run_id = catalog_site
+    head = json.loads((site / "data" / "run-heads" / f"{run_id}.json").read_bytes())
+    task = json.loads((site / "data" / "tasks" / f"{head['task_id']}.json").read_bytes())
+    assert 40 <= len(head["task"]["checks"]) < len(task["checks"]) == head["task"]["check_count"]
+    held = hold(page, r"/data/tasks/[^/]+\.json$")
+    page.goto(f"{url}run.html?run={run_id}", wait_until="domcontentloaded")
+    page.wait_for_function("() => performance.getEntriesByName('first-step-rendered').length === 1")
+    items = page.locator("#checks-panel li.check")
+    drawn = items.evaluate_all("(items) => items.map((li) => [li.dataset.checkId, li.dataset.index, li.dataset.state])")
+    state = {"1": "pass", "0": "fail", "-": "na"}
+    assert drawn == [[c["id"], str(c["index"]), state[head["steps"][0]["checks"][c["index"]]]] for c in head["task"]["checks"]]
+    failing = [c for c in head["task"]["checks"] if head["steps"][0]["checks"][c["index"]] == "0"]
+    assert failing, "the no-op run fails checks from the start"
+    first = page.locator(f'#checks-panel li.check[data-check-id="{failing[0]["id"]}"]')
+    assert first.locator(".check-detail").inner_text() == head["steps"][0]["failed"].get(failing[0]["id"], "")
+    wait_held(page, held)
+    held[0].continue_()
+    page.wait_for_selector("body[data-ready='1']")
+    in_panel_order = [task["checks"][index]["id"] for group in task["panel"] for index in group["checks"]]
+    assert items.evaluate_all("(items) => items.map((li) => li.dataset.checkId)") == in_panel_order
+    assert in_panel_order[:len(drawn)] == [check_id for check_id, _, _ in drawn]
+    assert page.locator("#checks-panel section.check-group").evaluate_all(
+        "(groups) => groups.map((g) => g.dataset.req)") == [group["req"] or "" for group in task["panel"]]
+    assert page.page_errors == []

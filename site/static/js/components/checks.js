@@ -6,22 +6,35 @@ const STATES = { 1: "pass", 0: "fail", "-": "na" };
 const MARKS = { pass: "\u2713", fail: "\u2717", na: "\u2013" };
 const STATE_WORDS = { pass: "passes", fail: "fails", na: "not applicable" };
 
-function groupChecks(task) {
-  const groups = new Map();
-  for (const requirement of task.requirements) groups.set(requirement.id, { requirement, checks: [] });
-  const general = { requirement: null, checks: [] };
-  task.checks.forEach((check, index) => {
-    const entry = { check, index };
-    if (check.req === null || check.req === undefined) {
-      general.checks.push(entry);
-      return;
-    }
-    if (!groups.has(check.req)) groups.set(check.req, { requirement: { id: check.req, title: "", kind: "", weight: null }, checks: [] });
-    groups.get(check.req).checks.push(entry);
-  });
-  const ordered = [...groups.values()].filter((group) => group.checks.length > 0);
-  if (general.checks.length > 0) ordered.push(general);
-  return ordered;
+// A catalog is a task file ({requirements, checks[], panel[]}) or a run head's task
+// ({requirements, check_count, checks[{index, ...}], panel[]: the first groups}); its `panel`
+// lists the groups in the order they are drawn, made by the exporter alone
+// (exporter/site_data.py panel_groups: catalog order grouped by requirement, then requirement
+// ids the catalog names but does not list, then the checks tied to no requirement).
+
+function checkCount(catalog) {
+  return Number.isInteger(catalog.check_count) ? catalog.check_count : catalog.checks.length;
+}
+
+/** The check at catalog index `index` of a task file or a head's task. */
+function checksByIndex(catalog) {
+  if (!Number.isInteger(catalog.check_count)) return (index) => catalog.checks[index];
+  const byIndex = new Map(catalog.checks.map((check) => [check.index, check]));
+  return (index) => byIndex.get(index);
+}
+
+/** Panel groups `groups` as [{requirement, checks: [{check, index}]}] (requirement null: general). */
+function resolveGroups(catalog, groups) {
+  const requirements = new Map(catalog.requirements.map((requirement) => [requirement.id, requirement]));
+  const checkAt = checksByIndex(catalog);
+  return groups.map((group) => ({
+    requirement: group.req === null ? null : requirements.get(group.req) || { id: group.req, title: "", kind: "", weight: null },
+    checks: group.checks.map((index) => {
+      const check = checkAt(index);
+      if (!check) throw new Error(`the task's checks panel names check ${index}, which its catalog does not hold`);
+      return { check, index };
+    }),
+  }));
 }
 
 function groupHeading(requirement) {
@@ -172,27 +185,29 @@ function noChecks(container, summary) {
 }
 
 /**
- * Build the panel (groups and one <li> per check) and return update(step, selectedCheckId,
- * detailOf, whyOf), which sets each check's state for that step (whyOf(id, index): a failing
- * check's {cause, blame, href} or null); onSelectCheck(id) is called when a check is clicked,
- * onOpenBlame(step, hunk, id) when its blame link is. With `firstChecks`, only the groups holding the first that many checks are built
- * now (enough to fill the screen before the first paint); update.finish() builds the others (and
- * applies the last update to them). Without it everything is built at once.
+ * Build the panel (groups and one <li> per check) of `catalog` (a task file, or a run head's task
+ * with only the first groups: see above) and return update(step, selectedCheckId, detailOf,
+ * whyOf), which sets each check's state for that step (whyOf(id, index): a failing check's
+ * {cause, blame, href} or null); onSelectCheck(id) is called when a check is clicked,
+ * onOpenBlame(step, hunk, id) when its blame link is. update.finish(task) takes the whole task
+ * file: it builds the groups the head did not hold (and applies the last update to them) and
+ * gives the rows built from the head their notes; it throws when the task file does not start
+ * with the head's groups (the two files come from different exports).
  */
-export function renderChecks(container, summary, task, onSelectCheck, firstChecks = Infinity, onOpenBlame = null) {
+export function renderChecks(container, summary, catalog, onSelectCheck, onOpenBlame = null) {
   clear(container);
   const legend = document.getElementById("checks-legend");
-  if (legend) legend.hidden = task.checks.length === 0;
-  if (task.checks.length === 0) return noChecks(container, summary);
+  if (legend) legend.hidden = checkCount(catalog) === 0;
+  if (checkCount(catalog) === 0) return noChecks(container, summary);
   const prototype = checkPrototype();
   const built = { items: [], byItem: new Map(), counters: [] };
-  const pending = groupChecks(task);
-  function build(limit) {
+  const groupsBuilt = catalog.panel.length;
+  function build(groups) {
     const fragment = document.createDocumentFragment();
-    while (pending.length > 0 && built.items.length < limit) fragment.append(buildGroup(pending.shift(), prototype, built));
+    for (const group of groups) fragment.append(buildGroup(group, prototype, built));
     container.append(fragment);
   }
-  build(firstChecks);
+  build(resolveGroups(catalog, catalog.panel));
   installSelection(container, built.byItem, onSelectCheck, onOpenBlame);
 
   let last = null;
@@ -212,9 +227,17 @@ export function renderChecks(container, summary, task, onSelectCheck, firstCheck
     }
     fill(summary, catalogSummary(step));
   }
-  update.finish = () => {
-    if (pending.length === 0) return;
-    build(Infinity);
+  let finished = !Number.isInteger(catalog.check_count); // a task file is whole already
+  update.finish = (task) => {
+    if (finished) return;
+    finished = true;
+    for (const entry of built.items) {
+      const check = task.checks[entry.index];
+      if (!check || check.id !== entry.check.id) throw new Error(`the run head and the task file list other checks (${entry.check.id}). Export the site again.`);
+      entry.check = check;
+      entry.item.setAttribute("title", check.note || "");
+    }
+    build(resolveGroups(task, task.panel.slice(groupsBuilt)));
     if (last) update(...last);
   };
   return update;

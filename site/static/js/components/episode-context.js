@@ -9,7 +9,8 @@
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
 import { byId, el, fill } from "../lib/dom.js";
-import { list, showIf } from "../lib/episode-data.js";
+import { list } from "../lib/episode-data.js";
+import { refillOnChange, setHidden, setText } from "../lib/dom-update.js";
 import { formatDelta } from "../lib/format.js";
 
 /** The read_runbook steps up to n: [{n, runbook, found, reward}]. */
@@ -30,14 +31,15 @@ export function runbooksRead(run, n) {
 /** Fill the runbooks and the clock for step n (observation: the one in force). */
 export function renderContext(run, n, observation) {
   const read = runbooksRead(run, n);
-  showIf(byId("episode-runbooks-none"), read.length === 0);
-  showIf(byId("episode-runbooks-read"), read.length > 0);
-  fill(byId("episode-runbooks-read"), read.map((entry) => el("li", { dataset: { step: String(entry.n), found: entry.found ? "1" : "0" } },
+  setHidden(byId("episode-runbooks-none"), read.length > 0);
+  setHidden(byId("episode-runbooks-read"), !read.length);
+  const target = byId("episode-runbooks-read");
+  refillOnChange(target, JSON.stringify(read), () => fill(target, read.map((entry) => el("li", { dataset: { step: String(entry.n), found: entry.found ? "1" : "0" } },
     el("span", { class: "badge badge-changed" }, `step ${entry.n}`), " ", el("code", null, entry.runbook),
     entry.found ? "" : el("span", { class: "badge badge-fail" }, "not found"),
-    el("span", { class: "muted" }, ` reward ${formatDelta(entry.reward)}`))));
+    el("span", { class: "muted" }, ` reward ${formatDelta(entry.reward)}`)))));
   const offered = list(observation && observation.available_runbooks).map(String);
-  fill(byId("episode-runbooks-available"), offered.length ? `Available in the observation: ${offered.join(", ")}.` : "The observation lists no runbooks.");
+  setText(byId("episode-runbooks-available"), offered.length ? `Available in the observation: ${offered.join(", ")}.` : "The observation lists no runbooks.");
   const o = observation || {};
   const pairs = [
     ["Step", `${o.step ?? "\u2014"} of ${o.max_steps ?? "?"}`],
@@ -45,5 +47,6 @@ export function renderContext(run, n, observation) {
     ["Incident start", String(o.incident_start_time ?? "\u2014")],
     ["SLA", Object.entries(o.sla_status && typeof o.sla_status === "object" ? o.sla_status : {}).filter(([, v]) => v !== "ok").map(([k, v]) => `${k} ${v}`).join(", ") || "all ok"],
   ];
-  fill(byId("episode-clock"), pairs.map(([name, value]) => [el("dt", null, name), el("dd", null, value)]));
+  const clock = byId("episode-clock");
+  refillOnChange(clock, JSON.stringify(pairs), () => fill(clock, pairs.map(([name, value]) => [el("dt", null, name), el("dd", null, value)])));
 }

@@ -4,7 +4,8 @@
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
 import { byId, el, fill } from "../lib/dom.js";
-import { isObject, list, showIf } from "../lib/episode-data.js";
+import { isObject, list } from "../lib/episode-data.js";
+import { refillOnChange, setHidden, setText } from "../lib/dom-update.js";
 
 function alertItem(alert, isNew) {
   return el(
@@ -26,23 +27,24 @@ export function renderAlerts(observation, env) {
   const alerts = list(observation && observation.active_alerts).filter(isObject);
   const fresh = env && env.observation ? env : null;
   const isNew = new Set(fresh ? list(env.alerts_new) : []);
-  showIf(byId("episode-alerts-none"), !alerts.length);
-  showIf(byId("episode-alerts"), alerts.length > 0);
-  fill(byId("episode-alerts"), alerts.map((alert) => alertItem(alert, isNew.has(String(alert.id)))));
+  setHidden(byId("episode-alerts-none"), alerts.length > 0);
+  setHidden(byId("episode-alerts"), !alerts.length);
+  const flags = alerts.map((alert) => isNew.has(String(alert.id)));
+  const target = byId("episode-alerts");
+  refillOnChange(target, JSON.stringify([alerts, flags]), () => fill(target, alerts.map((alert, index) => alertItem(alert, flags[index]))));
   const cleared = fresh ? list(env.alerts_cleared) : [];
   const clearedNote = byId("episode-alerts-cleared");
-  fill(clearedNote, showIf(clearedNote, cleared.length > 0) ? `Cleared since the previous step: ${cleared.join(", ")}.` : "");
+  setText(clearedNote, setHidden(clearedNote, !cleared.length) ? `Cleared since the previous step: ${cleared.join(", ")}.` : "");
 }
 
 /** The recent logs of the observation in force, one block a service. */
 export function renderLogs(observation) {
   const logs = observation && isObject(observation.recent_logs) ? observation.recent_logs : {};
   const names = Object.keys(logs);
-  showIf(byId("episode-logs-none"), !names.length);
-  fill(
-    byId("episode-logs-body"),
-    names.map((name) => el("div", { class: "log-service", dataset: { service: name } }, el("h4", null, name), el("pre", { class: "text-block log-lines" }, list(logs[name]).map(String).join("\n")))),
-  );
+  setHidden(byId("episode-logs-none"), names.length > 0);
+  const body = byId("episode-logs-body");
+  refillOnChange(body, JSON.stringify(names), () => fill(body, names.map((name) => el("div", { class: "log-service", dataset: { service: name } }, el("h4", null, name), el("pre", { class: "text-block log-lines" })))));
+  names.forEach((name, index) => setText(body.children[index].lastElementChild, list(logs[name]).map(String).join("\n")));
 }
 
 function evidenceItem(entry, isNew) {
@@ -61,7 +63,8 @@ function evidenceItem(entry, isNew) {
 export function renderEvidence(observation, env) {
   const evidence = list(observation && observation.evidence_log).filter(isObject);
   const fresh = env && env.observation ? env.evidence_new || 0 : 0;
-  showIf(byId("episode-evidence-none"), !evidence.length);
-  showIf(byId("episode-evidence"), evidence.length > 0);
-  fill(byId("episode-evidence"), evidence.map((entry, index) => evidenceItem(entry, index >= evidence.length - fresh)));
+  setHidden(byId("episode-evidence-none"), evidence.length > 0);
+  setHidden(byId("episode-evidence"), !evidence.length);
+  const target = byId("episode-evidence");
+  refillOnChange(target, JSON.stringify([evidence, fresh]), () => fill(target, evidence.map((entry, index) => evidenceItem(entry, index >= evidence.length - fresh))));
 }

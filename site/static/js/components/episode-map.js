@@ -5,7 +5,8 @@
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
 import { byId, fill, svg } from "../lib/dom.js";
-import { isObject, list, serviceRows, showIf } from "../lib/episode-data.js";
+import { isObject, list, serviceRows } from "../lib/episode-data.js";
+import { refillOnChange, setAttr, setHidden, setText } from "../lib/dom-update.js";
 
 const NODE_W = 168;
 const NODE_H = 34;
@@ -78,45 +79,67 @@ function edge(caller, callee, from, to) {
   return svg("path", { class: "map-edge", d, "marker-end": "url(#map-arrow)", dataset: { from: caller, to: callee } });
 }
 
-function node(name, { x, y }, state, actedOn) {
+function nodeParts(group, name, { x, y }, state, actedOn) {
   const label = name.length > 22 ? `${name.slice(0, 21)}\u2026` : name;
-  const group = svg(
-    "g",
-    { class: ["map-node", `status-${state}`, actedOn ? "acted-on" : null], dataset: { service: name, status: state, actedOn: actedOn ? "1" : "0" } },
+  fill(group,
     svg("title", null, `${name}: ${state}${actedOn ? " (acted on at this step)" : ""}`),
     svg("rect", { x, y, width: NODE_W, height: NODE_H, rx: 7 }),
     svg("text", { x: x + NODE_W / 2, y: y + NODE_H / 2 + 4, "text-anchor": "middle" }, label),
-  );
-  if (actedOn) group.append(svg("text", { class: "map-acted", x: x + NODE_W / 2, y: y - 6, "text-anchor": "middle" }, "\u25bc acted on"));
-  return group;
+    actedOn ? svg("text", { class: "map-acted", x: x + NODE_W / 2, y: y - 6, "text-anchor": "middle" }, "\u25bc acted on") : null);
 }
 
-/** Draw the dependency map of the observation in force (or say that it has none). */
+/** Set a service's node to its status and whether it was acted on (its parts redrawn only when they change). */
+function applyNode(group, name, at, state, actedOn) {
+  setAttr(group, "class", ["map-node", `status-${state}`, actedOn ? "acted-on" : null].filter(Boolean).join(" "));
+  setAttr(group, "data-status", state);
+  setAttr(group, "data-acted-on", actedOn ? "1" : "0");
+  refillOnChange(group, `${state}\n${actedOn}`, () => nodeParts(group, name, at, state, actedOn));
+}
+
+/** The map's SVG with its edges and an empty group per service: {root, nodes: Map name -> g}. */
+function drawMap(calls, position) {
+  const root = svg("svg", { id: "episode-map-svg", viewBox: `0 0 ${position.width} ${position.height}`, role: "img" });
+  root.append(svg("defs", null, svg("marker", { id: "map-arrow", viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" }, svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "map-arrowhead" }))));
+  for (const [caller, callees] of calls) {
+    for (const callee of callees) root.append(edge(caller, callee, position.position.get(caller), position.position.get(callee)));
+  }
+  const nodes = new Map();
+  for (const name of position.position.keys()) {
+    const group = svg("g", { dataset: { service: name } });
+    nodes.set(name, group);
+    root.append(group);
+  }
+  return { root, nodes };
+}
+
+const drawn = { key: null, at: null, map: null };
+
+/**
+ * Draw the dependency map of the observation in force (or say that it has none). The SVG is
+ * built once per dependency graph; from step to step only the nodes' status and the acted-on
+ * mark change.
+ */
 export function renderMap(observation, env) {
   const body = byId("episode-map-body");
   const dependencies = list(observation && observation.service_dependencies).filter((entry) => isObject(entry) && typeof entry.service === "string");
-  showIf(byId("episode-map-empty"), !dependencies.length);
-  if (!showIf(byId("episode-map-legend"), dependencies.length > 0)) {
+  setHidden(byId("episode-map-empty"), dependencies.length > 0);
+  if (!setHidden(byId("episode-map-legend"), !dependencies.length)) {
+    drawn.key = null;
     fill(body);
     return;
   }
+  const key = JSON.stringify(dependencies);
+  if (drawn.key !== key || !body.contains(drawn.map && drawn.map.root)) {
+    const { calls, columns } = mapLayout(dependencies);
+    drawn.key = key;
+    drawn.at = positions(columns);
+    drawn.map = drawMap(calls, drawn.at);
+    fill(body, drawn.map.root);
+  }
+  const at = drawn.at;
   const status = new Map(serviceRows(observation).map((row) => [row.name, String(row.status ?? "unknown")]));
-  const { calls, columns } = mapLayout(dependencies);
-  const { width, height, position } = positions(columns);
-  const root = svg("svg", {
-    id: "episode-map-svg",
-    viewBox: `0 0 ${width} ${height}`,
-    role: "img",
-    "aria-label": `Service dependency map: ${position.size} services; arrows point from caller to callee${env && env.acted_on ? `; acted on: ${env.acted_on}` : ""}`,
-  });
-  root.append(svg("defs", null, svg("marker", { id: "map-arrow", viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" }, svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "map-arrowhead" }))));
-  for (const [caller, callees] of calls) {
-    for (const callee of callees) root.append(edge(caller, callee, position.get(caller), position.get(callee)));
-  }
-  for (const [name, at] of position) {
-    root.append(node(name, at, status.get(name) || "unknown", env && env.acted_on === name));
-  }
-  const missing = serviceRows(observation).map((row) => row.name).filter((name) => !position.has(name));
-  fill(body, root);
-  fill(byId("episode-map-missing"), missing.length ? ` Not in the map: ${missing.join(", ")}.` : "");
+  for (const [name, group] of drawn.map.nodes) applyNode(group, name, at.position.get(name), status.get(name) || "unknown", Boolean(env && env.acted_on === name));
+  setAttr(drawn.map.root, "aria-label", `Service dependency map: ${at.position.size} services; arrows point from caller to callee${env && env.acted_on ? `; acted on: ${env.acted_on}` : ""}`);
+  const missing = serviceRows(observation).map((row) => row.name).filter((name) => !at.position.has(name));
+  setText(byId("episode-map-missing"), missing.length ? ` Not in the map: ${missing.join(", ")}.` : "");
 }

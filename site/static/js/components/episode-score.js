@@ -15,6 +15,7 @@
 import { byId, el, fill } from "../lib/dom.js";
 import { isObject, list, observationAt, serviceRows, showIf } from "../lib/episode-data.js";
 import { formatDelta, formatReward } from "../lib/format.js";
+import { refillOnChange, setAttr, setHidden, setText } from "../lib/dom-update.js";
 
 /** The first step whose env says done, or null. */
 export function lastDoneStep(run) {
@@ -24,15 +25,31 @@ export function lastDoneStep(run) {
   return null;
 }
 
-function incidentState(run, n, end) {
-  const env = run.steps[n].env || {};
+/**
+ * What the score aside needs to know of every step: {count (steps), lastTotal (the last step's
+ * total), doneStep (lastDoneStep), resolution (that step's env.resolution)}. From a run head
+ * (it has step_count) these come from its episode block and last_total (exporter/episodes.py
+ * episode_head, the same rule), else from the whole run's steps.
+ */
+export function episodeSummary(source) {
+  if (Number.isInteger(source.step_count)) {
+    const block = isObject(source.episode) ? source.episode : {};
+    return { count: source.step_count, lastTotal: source.last_total, doneStep: block.done_step ?? null, resolution: block.resolution ?? null };
+  }
+  const done = lastDoneStep(source);
+  return { count: source.steps.length, lastTotal: source.steps.at(-1).total, doneStep: done, resolution: done === null ? null : source.steps[done].env.resolution ?? null };
+}
+
+function incidentState(step, n, summary) {
+  const env = step.env || {};
+  const end = summary.doneStep;
   if (n === 0) return ["start", "Not started: the state after /reset."];
   if (env.done) {
     if (env.resolution === "incident_resolved") return ["resolved", `Resolved at this step (done, info.resolution = \u201c${env.resolution}\u201d).`];
     return ["ended", `The episode ended at this step without resolution (done, info = \u201c${env.resolution ?? "none"}\u201d).`];
   }
   if (end !== null && end < n) return ["ended", `The episode ended at step ${end}; this step came after it (ARIA still applies and scores it).`];
-  if (end !== null) return ["ongoing", `Ongoing; the episode ends at step ${end} (${run.steps[end].env.resolution ?? "done"}).`];
+  if (end !== null) return ["ongoing", `Ongoing; the episode ends at step ${end} (${summary.resolution ?? "done"}).`];
   return ["stopped", "Ongoing; the recording stopped before the environment said done."];
 }
 
@@ -60,37 +77,40 @@ function ariaStep(step) {
 
 function renderComponents(env) {
   const components = list(env && env.components);
-  const box = byId("episode-components-box");
-  if (!showIf(box, components.length > 0)) return;
-  fill(byId("episode-components").tBodies[0], components.map((c) => el(
+  setHidden(byId("episode-components-box"), !components.length);
+  const body = byId("episode-components").tBodies[0];
+  refillOnChange(body, JSON.stringify(components), () => fill(body, components.map((c) => el(
     "tr",
     { class: c.amount < 0 ? "part-penalty" : null, dataset: { part: String(c.name), kind: String(c.kind) } },
     el("th", { scope: "row" }, String(c.name), c.inferred ? " *" : ""),
     el("td", { class: "num" }, amount(c.amount)),
     el("td", null, el("code", null, String(c.source ?? ""))),
-  )));
-  showIf(byId("episode-components-inferred"), components.some((c) => c.inferred));
+  ))));
+  setHidden(byId("episode-components-inferred"), !components.some((c) => c.inferred));
 }
 
-/** Step n's reward and its parts, the running total and the incident's state; `end` is lastDoneStep(run). */
-export function renderStepScore(run, n, end) {
-  const step = run.steps[n];
-  const [state, text] = incidentState(run, n, end);
-  const { observation } = observationAt(run, n);
+/**
+ * Step n's reward and its parts, the running total and the incident's state; `source` is the
+ * whole run or its head (step n among its steps), `summary` is episodeSummary(source).
+ */
+export function renderStepScore(source, n, summary) {
+  const step = source.steps[n];
+  const [state, text] = incidentState(step, n, summary);
+  const { observation } = observationAt(source, n);
   const reward = byId("episode-step-reward");
-  reward.dataset.trend = step.reward > 0 ? "up" : step.reward < 0 ? "down" : "flat";
-  fill(reward, formatDelta(step.reward));
-  fill(byId("episode-running-total"), formatReward(step.total));
+  setAttr(reward, "data-trend", step.reward > 0 ? "up" : step.reward < 0 ? "down" : "flat");
+  setText(reward, formatDelta(step.reward));
+  setText(byId("episode-running-total"), formatReward(step.total));
   ariaStep(step);
   renderComponents(step.env);
   const incident = byId("episode-incident");
-  incident.dataset.state = state;
-  fill(incident, text);
-  showIf(byId("episode-degraded"), (state === "resolved" || state === "ended") && degradedAfterEnd(observation));
+  setAttr(incident, "data-state", state);
+  setText(incident, text);
+  setHidden(byId("episode-degraded"), !((state === "resolved" || state === "ended") && degradedAfterEnd(observation)));
   const truth = byId("episode-truth-box");
-  const last = n === run.steps.length - 1;
-  truth.open = last;
-  fill(byId("episode-truth-summary"), last ? "Ground truth (from /state)" : "Ground truth (from /state): a spoiler, shown from the last step on");
+  const last = n === summary.count - 1;
+  if (truth.open !== last) truth.open = last;
+  setText(byId("episode-truth-summary"), last ? "Ground truth (from /state)" : "Ground truth (from /state): a spoiler, shown from the last step on");
 }
 
 function fillParts(parts) {
@@ -141,12 +161,12 @@ function fillTruth(episode) {
   fill(byId("episode-failure-mode"), isObject(mode) ? `${mode.mode}${mode.inferred ? ` (inferred from ${mode.source})` : ""}` : "\u2014 (a curated task)");
 }
 
-/** The final score beside the last running total, with the grader's parts when known. */
-export function renderFinal(run) {
+/** The final score beside the last running total (`lastTotal`), with the grader's parts when known. */
+export function renderFinal(run, lastTotal) {
   const final = run.final || {};
   const episode = isObject(final.episode) ? final.episode : {};
   const withParts = isObject(episode.parts);
-  fill(byId("episode-final-total"), formatReward(run.steps.at(-1).total));
+  fill(byId("episode-final-total"), formatReward(lastTotal));
   showIf(byId("episode-final-no-parts"), !withParts);
   showIf(byId("episode-final-parts"), withParts);
   const dual = episode.mode === "dual";

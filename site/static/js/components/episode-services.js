@@ -7,7 +7,8 @@
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
 import { byId, el, fill } from "../lib/dom.js";
-import { isObject, list, serviceRows, showIf } from "../lib/episode-data.js";
+import { isObject, list, serviceRows } from "../lib/episode-data.js";
+import { refillOnChange, setAttr, setHidden, setText } from "../lib/dom-update.js";
 
 const TEXT_FIELDS = new Set(["status", "sla", "sla_breach", "current_version", "last_deployed"]);
 
@@ -33,49 +34,60 @@ function fieldChanged(changed, field) {
   return changed.includes(field);
 }
 
-function serviceCell(field, row, was, changed, sla, previousSla) {
+/** What one cell shows: {className, changed, title, text} (a td's class, data-changed, title, text). */
+function cellState(field, row, was, changed, sla, previousSla) {
   const isChanged = fieldChanged(changed, field);
-  return el(
-    "td",
-    {
-      class: [TEXT_FIELDS.has(field) ? null : "num", isChanged ? "changed" : null, field === "status" ? `status status-${row.status}` : null, field === "sla" ? `sla sla-${sla[row.name]}` : null],
-      dataset: { field, changed: isChanged ? "1" : "0" },
-      title: isChanged && was ? `was ${cellValue(was, field, previousSla)}` : null,
-    },
-    cellValue(row, field, sla),
-  );
+  const classes = [TEXT_FIELDS.has(field) ? null : "num", isChanged ? "changed" : null, field === "status" ? `status status-${row.status}` : null, field === "sla" ? `sla sla-${sla[row.name]}` : null];
+  return {
+    className: classes.filter(Boolean).join(" "),
+    changed: isChanged ? "1" : "0",
+    title: isChanged && was ? `was ${cellValue(was, field, previousSla)}` : null,
+    text: cellValue(row, field, sla),
+  };
 }
 
-/** Fill the services table from the observation in force, compared with the previous one. */
+function applyCell(td, cell) {
+  setAttr(td, "class", cell.className);
+  setAttr(td, "data-changed", cell.changed);
+  setAttr(td, "title", cell.title);
+  setText(td, cell.text);
+}
+
+function applyRow(tr, row, actedOn, isNew, cells) {
+  setAttr(tr, "class", actedOn ? "acted-on" : "");
+  setAttr(tr, "data-acted-on", actedOn ? "1" : "0");
+  setAttr(tr, "data-new", isNew ? "1" : "0");
+  const [th, ...tds] = tr.children;
+  refillOnChange(th, actedOn ? "1" : "0", () => fill(th, row.name, actedOn ? el("span", { class: "acted-mark" }, "acted on") : null));
+  cells.forEach((cell, index) => applyCell(tds[index], cell));
+}
+
+/**
+ * Fill the services table from the observation in force, compared with the previous one. The
+ * rows stay from step to step while the services and columns do (one row a service, in the
+ * observation's order); their cells are updated in place.
+ */
 export function renderServices(observation, previous, env) {
   const rows = serviceRows(observation);
   const shown = rows.length > 0;
-  showIf(byId("episode-services-empty"), !shown);
-  showIf(byId("episode-services"), shown);
-  showIf(byId("episode-services-legend"), shown);
-  const body = byId("episode-services").tBodies[0];
-  if (!shown) {
-    fill(body);
-    return;
-  }
-  const fields = [...byId("episode-services").tHead.querySelectorAll("th[data-field]")].map((th) => th.dataset.field);
+  setHidden(byId("episode-services-empty"), shown);
+  setHidden(byId("episode-services"), !shown);
+  setHidden(byId("episode-services-legend"), !shown);
+  const table = byId("episode-services");
+  const body = table.tBodies[0];
+  const fields = [...table.tHead.querySelectorAll("th[data-field]")].map((th) => th.dataset.field);
+  refillOnChange(body, JSON.stringify([rows.map((row) => row.name), fields]), () => fill(body, rows.map((row) => el(
+    "tr", { dataset: { service: row.name } }, el("th", { scope: "row" }), fields.map((field) => el("td", { dataset: { field } }))))));
+  if (!shown) return;
   const sla = isObject(observation.sla_status) ? observation.sla_status : {};
   const previousRows = new Map(serviceRows(previous).map((row) => [row.name, row]));
   const previousSla = previous && isObject(previous.sla_status) ? previous.sla_status : {};
   const changedBy = env && isObject(env.changed) && env.shown_from !== null ? env.changed : {};
   const fresh = env && env.observation ? env : null;
-  fill(
-    body,
-    rows.map((row) => {
-      const changed = fresh ? list(changedBy[row.name]) : [];
-      const actedOn = env && env.acted_on === row.name;
-      const cells = fields.map((field) => serviceCell(field, row, previousRows.get(row.name), changed, sla, previousSla));
-      return el(
-        "tr",
-        { class: [actedOn ? "acted-on" : null], dataset: { service: row.name, actedOn: actedOn ? "1" : "0", new: fresh && list(env.new_services).includes(row.name) ? "1" : "0" } },
-        el("th", { scope: "row" }, row.name, actedOn ? el("span", { class: "acted-mark" }, "acted on") : null),
-        cells,
-      );
-    }),
-  );
+  rows.forEach((row, index) => {
+    const changed = fresh ? list(changedBy[row.name]) : [];
+    const actedOn = Boolean(env && env.acted_on === row.name);
+    const isNew = Boolean(fresh && list(env.new_services).includes(row.name));
+    applyRow(body.rows[index], row, actedOn, isNew, fields.map((field) => cellState(field, row, previousRows.get(row.name), changed, sla, previousSla)));
+  });
 }

@@ -2,8 +2,9 @@
 //
 // The layout is in the run page's templates (site/templates/_episode_result.html,
 // _episode_score.html, _episode_board.html, _episode_curve.html), hidden until an episode run is
-// shown; these modules fill it. run.js calls mountEpisodeView(run, show) once (null for other
-// kinds) and the returned update(n) on every step change. The data is the run file's
+// shown; these modules fill it. run.js calls mountEpisodeBoard(head) to draw the first step from
+// the run's head file, then mountEpisodeView(run, show, drawnFromHead) once the whole run file is in
+// (null for other kinds), and the returned update(n) on every step change. The data is the run file's
 // steps[n].env (exporter/episodes.py) and run.final.episode (the final score and its parts,
 // recorder/episodes/writer.py). An episode has no check catalog: the check panels, the check x
 // step matrix and the generic (clamped) curve are hidden; the episode curve, ARIA's step numbers
@@ -31,7 +32,8 @@
 //
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
-import { byId, el, fill } from "../lib/dom.js";
+import { byId, el } from "../lib/dom.js";
+import { setHidden, setText } from "../lib/dom-update.js";
 import { isObject, observationAt } from "../lib/episode-data.js";
 import { renderAgents } from "./episode-agents.js";
 import { renderContext } from "./episode-context.js";
@@ -39,7 +41,7 @@ import { renderEpisodeCurve, stepMark } from "./episode-curve.js";
 import { renderAlerts, renderEvidence, renderLogs } from "./episode-feed.js";
 import { renderMap } from "./episode-map.js";
 import { renderResult } from "./episode-result.js";
-import { lastDoneStep, renderFinal, renderStepScore } from "./episode-score.js";
+import { episodeSummary, renderFinal, renderStepScore } from "./episode-score.js";
 import { renderServices } from "./episode-services.js";
 
 const ALERTING_PARTS = ["checks-panel", "matrix-panel", "check-inspector"];
@@ -73,39 +75,71 @@ function addMeta(run) {
   if (episode.mode === "dual") meta.append(metaItem("mode", "Agents", "observer + responder"));
 }
 
-/**
- * Show the episode parts of the run view for `run` (null unless run.kind is "episode"); `onSelect(n)`
- * opens step n. Returns update(n), which shows step n.
- */
-export function mountEpisodeView(run, onSelect = () => {}) {
-  if (run.kind !== "episode") return null;
+/** Show the episode parts of the run view, hide the alerting ones, fill the final score and the meta. */
+function showParts(source, summary) {
   byId("run-view").classList.add("episode-mode");
   for (const id of ["episode-result", "episode-score", "episode-board", "episode-curve"]) byId(id).hidden = false;
   for (const id of ALERTING_PARTS) byId(id).hidden = true;
   byId("reward-curve").closest("figure").hidden = true;
-  renderFinal(run);
-  addMeta(run);
-  markStrip(run);
-  const curve = renderEpisodeCurve(run, onSelect);
-  const lanes = renderAgents(run, onSelect);
-  const end = lastDoneStep(run);
-  const note = byId("episode-observation-note");
+  renderFinal(source, summary.lastTotal);
+  addMeta(source);
+}
 
+/**
+ * update(n) of the board: step n's result, score and the observation in force, from `source`
+ * (the whole run, or its head for a step among the head's). The board's nodes stay from step
+ * to step; each part writes only what changed (lib/dom-update.js), so a fresh draw of step n
+ * and a walk to it show the same board.
+ */
+function boardUpdate(source, summary) {
+  const note = byId("episode-observation-note");
   return function update(n) {
-    const env = run.steps[n].env;
-    const { observation, from } = observationAt(run, n);
-    const { observation: previous } = observationAt(run, n - 1);
-    renderResult(run, n);
-    renderStepScore(run, n, end);
-    curve(n);
-    lanes(n);
-    note.hidden = !(env && !env.observation && from !== null);
-    fill(note, note.hidden ? "" : `No new observation at this step; shown: the observation after step ${from}.`);
+    const env = source.steps[n].env;
+    const { observation, from } = observationAt(source, n);
+    const { observation: previous } = observationAt(source, n - 1);
+    renderResult(source, n);
+    renderStepScore(source, n, summary);
+    setHidden(note, !(env && !env.observation && from !== null));
+    setText(note, note.hidden ? "" : `No new observation at this step; shown: the observation after step ${from}.`);
     renderServices(observation, previous, env);
     renderMap(observation, env);
     renderAlerts(observation, env);
     renderLogs(observation);
     renderEvidence(observation, env);
-    renderContext(run, n, observation);
+    renderContext(source, n, observation);
+  };
+}
+
+/**
+ * The board of an episode run drawn from its head file (docs/formats.md "Site data", run
+ * heads: the first steps and the episode block): returns update(n) for a step among the head's
+ * steps, or null when `head` is not an episode run's head with its episode block (then the view
+ * waits for the whole run file). The strip's marks, the curve and a dual run's lanes come with
+ * mountEpisodeView(run, onSelect, true).
+ */
+export function mountEpisodeBoard(head) {
+  if (head.kind !== "episode" || !isObject(head.episode)) return null;
+  const summary = episodeSummary(head);
+  showParts(head, summary);
+  return boardUpdate(head, summary);
+}
+
+/**
+ * Show the episode parts of the run view for `run` (null unless run.kind is "episode"); `onSelect(n)`
+ * opens step n. `drawnFromHead`: mountEpisodeBoard drew the parts already (the board's nodes are
+ * kept). Returns update(n), which shows step n.
+ */
+export function mountEpisodeView(run, onSelect = () => {}, drawnFromHead = false) {
+  if (run.kind !== "episode") return null;
+  const summary = episodeSummary(run);
+  if (!drawnFromHead) showParts(run, summary);
+  markStrip(run);
+  const curve = renderEpisodeCurve(run, onSelect);
+  const lanes = renderAgents(run, onSelect);
+  const board = boardUpdate(run, summary);
+  return function update(n) {
+    board(n);
+    curve(n);
+    lanes(n);
   };
 }

@@ -1,14 +1,17 @@
 // The check inspector: the selected check's note, state at the step shown, its scenario plot
 // (alert checks) and the reproduce panel with a copy button.
 //
-// Stable ids: #check-inspector (hidden when no check is selected), #inspector-check-id,
-// #inspector-state[data-state], #inspector-plot-box (hidden without a plot), #scenario-plot,
-// #reproduce-kind, #reproduce-text, #reproduce-copy, #reproduce-copied.
+// Stable ids: #check-inspector (hidden when no check is selected; data-inputs="none" when the
+// check needs no scenario data, "loading" while the task's data/task-inputs file is on its way,
+// "loaded", "error"), #inspector-check-id, #inspector-state[data-state], #inspector-inputs-status
+// (role=status: loading, or why the scenario data could not be loaded), #inspector-plot-box
+// (hidden without a plot), #scenario-plot, #reproduce-kind, #reproduce-text, #reproduce-copy,
+// #reproduce-copied.
 
-import { byId, fill, el } from "../lib/dom.js";
+import { byId, clear, fill, el } from "../lib/dom.js";
 import { failureAt, stateAt } from "../lib/data.js";
 import { renderScenarioPlot } from "./scenario.js";
-import { reproduceText } from "./reproduce.js";
+import { needsInputSeries, reproduceText } from "./reproduce.js";
 
 const STATE_WORDS = { 1: "passes", 0: "fails", "-": "is not applicable", "": "is not graded yet" };
 const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
@@ -34,15 +37,64 @@ export function toolsLine(tools, catalogVersion) {
   return `Graded with promtool ${tools.promtool} and amtool ${tools.amtool}; inhibit checks follow ${tools.inhibition} semantics.${catalog}`;
 }
 
+function inputsStatus(state, text) {
+  const status = byId("inspector-inputs-status");
+  byId("check-inspector").dataset.inputs = state;
+  status.dataset.state = state;
+  status.hidden = text === "";
+  fill(status, text);
+}
+
+function showReproduce(kind, text, ready = true) {
+  fill(byId("reproduce-kind"), kind);
+  fill(byId("reproduce-text"), text);
+  byId("reproduce-copy").disabled = !ready;
+}
+
+const NO_INPUTS = { evaluation_interval: null, input_series: {}, scenario_plots: {} };
+
+/** Draw check's plot and reproduce text from the inputs file `data`; returns the plot's update(step) or null. */
+function drawInputs(check, task, data, step) {
+  const plotUpdate = check.plot ? renderScenarioPlot(byId("scenario-plot"), check, task, data) : null;
+  byId("inspector-plot-box").hidden = plotUpdate === null;
+  if (plotUpdate) {
+    const plot = data.scenario_plots[check.plot.plot];
+    fill(byId("inspector-scenario"), plot.scenario);
+    fill(byId("inspector-scenario-title"), `${plot.title} \u00b7 service ${plot.service}`);
+    if (step) plotUpdate(step);
+  }
+  const reproduce = reproduceText(check, data);
+  showReproduce(reproduce.kind, reproduce.text);
+  return plotUpdate;
+}
+
+/** The plot box and reproduce text of check while the inputs file is on its way. */
+function drawWaiting(check) {
+  clear(byId("scenario-plot"));
+  fill(byId("inspector-scenario"), "");
+  fill(byId("inspector-scenario-title"), check.plot ? "Loading the scenario\u2026" : "");
+  byId("inspector-plot-box").hidden = !check.plot;
+  const reproduce = needsInputSeries(check) ? null : reproduceText(check, NO_INPUTS);
+  if (reproduce) showReproduce(reproduce.kind, reproduce.text);
+  else showReproduce("promtool", "# Loading the scenario's input series\u2026\n", false);
+}
+
 /**
- * Wire the inspector; returns update(run, n, checkId): show checkId's inspector at step n
- * (rebuilding plot and reproduce text only when the check changes), or hide it for null.
+ * Wire the inspector for the task file `task`; returns update(run, n, checkId): show checkId's
+ * inspector at step n (rebuilding plot and reproduce text only when the check changes), or hide
+ * it for null. loadInputs() gives a promise of the task's data/task-inputs file (data.js
+ * loadTaskInputs, fetched once a page): it is called when the first check whose plot or reproduce
+ * text needs it is opened; until it is in, both say they are loading, and a failed load is said
+ * in the inspector (#inspector-inputs-status), not as a page error.
  */
-export function createInspector(task, onClose) {
+export function createInspector(task, onClose, loadInputs) {
   const box = byId("check-inspector");
   const checks = new Map(task.checks.map((check, index) => [check.id, { check, index }]));
   let shown = null;
   let plotUpdate = null;
+  let step = null;
+  let inputs = null;
+  let builds = 0;
   byId("inspector-close").addEventListener("click", onClose);
   byId("reproduce-copy").addEventListener("click", async () => {
     const ok = await copyText(byId("reproduce-text").textContent);
@@ -50,20 +102,35 @@ export function createInspector(task, onClose) {
   });
 
   function build(check) {
+    const ticket = ++builds;
     fill(byId("inspector-check-id"), check.id);
     fill(byId("inspector-label"), check.label || "");
     fill(byId("inspector-note"), check.note || "");
-    plotUpdate = renderScenarioPlot(byId("scenario-plot"), check, task);
-    byId("inspector-plot-box").hidden = plotUpdate === null;
-    if (plotUpdate) {
-      const plot = task.scenario_plots[check.plot.plot];
-      fill(byId("inspector-scenario"), plot.scenario);
-      fill(byId("inspector-scenario-title"), `${plot.title} \u00b7 service ${plot.service}`);
-    }
-    const reproduce = reproduceText(check, task);
-    fill(byId("reproduce-kind"), reproduce.kind);
-    fill(byId("reproduce-text"), reproduce.text);
     fill(byId("reproduce-copied"), "");
+    if (!check.plot && !needsInputSeries(check)) {
+      inputsStatus("none", "");
+      plotUpdate = drawInputs(check, task, NO_INPUTS, step);
+      return;
+    }
+    if (inputs) {
+      inputsStatus("loaded", "");
+      plotUpdate = drawInputs(check, task, inputs, step);
+      return;
+    }
+    inputsStatus("loading", "Loading the task's scenario data (input series and plots)\u2026");
+    plotUpdate = null;
+    drawWaiting(check);
+    loadInputs().then((data) => {
+      inputs = data;
+      if (ticket !== builds) return;
+      inputsStatus("loaded", "");
+      plotUpdate = drawInputs(check, task, data, step);
+    }, (error) => {
+      if (ticket !== builds) return;
+      inputsStatus("error", `The scenario plot and the promtool test need the task's scenario data, which could not be loaded: ${error.message}`);
+      byId("inspector-plot-box").hidden = true;
+      if (needsInputSeries(check)) showReproduce("promtool", "", false);
+    });
   }
 
   return function update(run, n, checkId) {
@@ -73,12 +140,12 @@ export function createInspector(task, onClose) {
       shown = null;
       return;
     }
+    step = run.steps[n];
     if (shown !== checkId) {
       shown = checkId;
       build(entry.check);
     }
     fill(byId("reproduce-tools"), toolsLine(run.tools, run.catalog_version));
-    const step = run.steps[n];
     const state = stateAt(step, entry.index);
     const target = byId("inspector-state");
     target.dataset.state = STATE_NAMES[state];

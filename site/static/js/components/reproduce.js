@@ -24,10 +24,10 @@ function labelArgs(labels) {
     .join(" ");
 }
 
-function promtoolTest(check, task) {
+function promtoolTest(check, inputs) {
   const probe = check.probe;
-  const interval = task.evaluation_interval || "1m";
-  const series = (task.input_series || {})[probe.scenario] || [];
+  const interval = inputs.evaluation_interval || "1m";
+  const series = (inputs.input_series || {})[probe.scenario] || [];
   const lines = [
     `# ${check.id}: ${check.label || ""}`.replace(/\n/g, " "),
     "# Save as reproduce.yml in the monitoring repo, then run: promtool test rules reproduce.yml",
@@ -87,14 +87,22 @@ function syntaxCommand(check) {
     : "promtool check rules rules/*.yml\n";
 }
 
+/** Whether the reproduce text of check needs the task's input series (a promtool test file). */
+export function needsInputSeries(check) {
+  const probe = check.probe;
+  return Boolean(probe && typeof probe === "object" && probe.type === "promql" && probe.expr);
+}
+
 /**
- * {kind: "promtool" | "amtool" | "shell" | "none", text} for check (with check.probe from the task file).
- * "none" when the grader checks it in Python (preservation, tamper, rule counts) or there is no probe.
+ * {kind: "promtool" | "amtool" | "shell" | "none", text} for check (with check.probe from the task
+ * file); `inputs` is the task's data/task-inputs file ({evaluation_interval, input_series}), which
+ * only a promtool test file reads (needsInputSeries). "none" when the grader checks it in Python
+ * (preservation, tamper, rule counts) or there is no probe.
  */
-export function reproduceText(check, task) {
+export function reproduceText(check, inputs) {
   const probe = check.probe;
   if (!probe || typeof probe !== "object") return { kind: "none", text: "No probe in this task's catalog: nothing to reproduce by hand.\n" };
-  if (probe.type === "promql" && probe.expr) return { kind: "promtool", text: promtoolTest(check, task) };
+  if (needsInputSeries(check)) return { kind: "promtool", text: promtoolTest(check, inputs) };
   if (probe.type === "route" && probe.labels) return { kind: "amtool", text: routeCommand(check) };
   if (probe.type === "inhibit" && Array.isArray(probe.alerts)) return { kind: "amtool", text: inhibitCommands(check) };
   if (probe.type === "syntax") return { kind: "shell", text: syntaxCommand(check) };

@@ -121,13 +121,15 @@ function plotLegend(plot, keys, quantity) {
 }
 
 /**
- * Draw the plot for `check` (which has check.plot) into container. Returns update(step), which
- * colours the evaluation marks by the checks' states at that step; null when there is no plot.
+ * Draw the plot for `check` (which has check.plot) into container: the plot from `inputs` (the
+ * task's data/task-inputs file), the evaluation marks of the task file's checks. Returns
+ * update(step), which colours the marks by the checks' states at that step; null when there is
+ * no plot.
  */
-export function renderScenarioPlot(container, check, task) {
+export function renderScenarioPlot(container, check, task, inputs) {
   clear(container);
   const ref = check.plot;
-  const plot = ref ? (task.scenario_plots || {})[ref.plot] : null;
+  const plot = ref ? (inputs.scenario_plots || {})[ref.plot] : null;
   if (!plot) return null;
   const quantity = plot.quantity || "error ratio";
   const scale = plotScale(plot, ref);

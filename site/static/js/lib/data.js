@@ -35,7 +35,7 @@ function request(url) {
     delete window.__prefetched[url];
     return early;
   }
-  return fetch(url, { cache: "no-store" }).then(
+  return fetch(url).then(
     (response) => ({ status: response.status, ok: response.ok, json: () => response.json() }),
     (error) => ({ fetchError: error.message }),
   );
@@ -105,6 +105,9 @@ export function runHeadProblem(head) {
   if (typeof head.last_total !== "number") return "last_total is not a number";
   if (!Array.isArray(head.steps) || head.steps.length === 0) return "it has no steps";
   if (head.steps.length > head.step_count) return "it has more steps than step_count";
+  const task = head.task;
+  if (!isObject(task) || typeof task.title !== "string" || typeof task.instruction !== "string" || !Number.isInteger(task.check_count)
+    || !Array.isArray(task.requirements) || !Array.isArray(task.panel) || !Array.isArray(task.checks)) return "task is missing or lacks title, instruction, check_count, requirements, panel or checks";
   return stepsProblem(head.steps);
 }
 
@@ -133,8 +136,8 @@ export async function loadRun(runId, missingOk = false) {
 }
 
 /**
- * data/run-heads/<id>.json (the run's first steps and what the view shows before the whole run
- * file is in), checked for its shape; null when there is none (a 404, or a single exported file,
+ * data/run-heads/<id>.json (the run's first steps and what the view shows of them and of the
+ * task before the whole run file and the task file are in), checked for its shape; null when there is none (a 404, or a single exported file,
  * which holds every run whole).
  */
 export async function loadRunHead(runId) {
@@ -165,9 +168,31 @@ export async function runAlias(runId) {
   return typeof target === "string" && target !== runId ? target : null;
 }
 
-/** data/tasks/<id>.json */
+// path -> promise of a per-task file: each is fetched once a page; a failed load is forgotten (a
+// later call tries again).
+const taskFiles = new Map();
+
+function loadTaskFile(path, what) {
+  if (!taskFiles.has(path)) {
+    const loading = loadJson(path, what);
+    taskFiles.set(path, loading);
+    loading.catch(() => taskFiles.delete(path));
+  }
+  return taskFiles.get(path);
+}
+
+/** data/tasks/<id>.json: the check catalog shared by every run of the task (fetched once a page). */
 export function loadTask(taskId) {
-  return loadJson(`data/tasks/${encodeURIComponent(taskId)}.json`, `Task file for \u201c${taskId}\u201d`);
+  return loadTaskFile(`data/tasks/${encodeURIComponent(taskId)}.json`, `Task file for \u201c${taskId}\u201d`);
+}
+
+/**
+ * data/task-inputs/<id>.json: {task_id, evaluation_interval, input_series{}, scenario_plots{}},
+ * what only the check inspector's scenario plot and reproduce panel read (fetched once a page,
+ * when the first check that needs it is opened).
+ */
+export function loadTaskInputs(taskId) {
+  return loadTaskFile(`data/task-inputs/${encodeURIComponent(taskId)}.json`, `Scenario data file for task \u201c${taskId}\u201d`);
 }
 
 /** data/task-runs/<id>.json: {task_id, runs[{run_id, policy, model, reward, solved, steps}]} */

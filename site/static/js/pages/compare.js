@@ -2,7 +2,9 @@
 //
 // Stable ids and data attributes (tests rely on them):
 //   #compare-error      shown (role=alert) when a run or the task cannot be loaded, or the runs' tasks differ
-//   #pick-a, #pick-b    selects of the task's runs; #compare-swap swaps them
+//   #pick-a, #pick-b    selects of the task's runs (the two shown until data/task-runs is in); #compare-swap swaps them
+//   performance mark "compare-rendered": both runs drawn (before the task's run list is loaded);
+//                       body[data-ready] once the pickers list every run of the task
 //   #divergence         the first step where the runs differ: [data-step=n][data-what="tool call,check states"],
 //                       data-step="" when they never differ; links a.diverge-a / a.diverge-b open each run there
 //   #compare-curve-svg  path#curve-a and path#curve-b (data-totals: comma-joined totals), line#diverge-line
@@ -213,6 +215,35 @@ function fillPicker(select, runs, chosen) {
   }
 }
 
+/** Runs A and B and the task, in two round trips: both runs at once (B from the task's run
+ * list only when the address names none), then the task file. */
+async function loadPair(idA, idB) {
+  const [a, named] = await Promise.all([loadRun(idA), idB ? loadRun(idB) : null]);
+  const runList = loadTaskRuns(a.task_id).then((listing) => listing.runs);
+  runList.catch(() => {});
+  const pickB = async () => {
+    const other = ((await runList).find((row) => row.run_id !== idA) || {}).run_id || idA;
+    return loadRun(other);
+  };
+  const [task, b] = await Promise.all([loadTask(a.task_id), named ?? pickB()]);
+  return { a, b, task, runList };
+}
+
+/** The pickers: the two runs at first paint, every run of the task once its list is in. */
+async function installPickers(a, b, runList) {
+  fillPicker(byId("pick-a"), [a], a.run_id);
+  fillPicker(byId("pick-b"), [b], b.run_id);
+  const go = (ra, rb) => {
+    location.search = pageQuery({ a: ra, b: rb });
+  };
+  byId("pick-a").addEventListener("change", (event) => go(event.target.value, b.run_id));
+  byId("pick-b").addEventListener("change", (event) => go(a.run_id, event.target.value));
+  byId("compare-swap").addEventListener("click", () => go(b.run_id, a.run_id));
+  const taskRuns = await runList;
+  fillPicker(byId("pick-a"), taskRuns, a.run_id);
+  fillPicker(byId("pick-b"), taskRuns, b.run_id);
+}
+
 async function main() {
   const params = readParams();
   const idA = params.get("a");
@@ -221,20 +252,14 @@ async function main() {
     showError("No runs chosen: the address needs ?a=<run id>&b=<run id>.");
     return;
   }
-  let a;
-  let b;
-  let task;
-  let taskRuns;
+  let loaded;
   try {
-    a = await loadRun(idA);
-    task = await loadTask(a.task_id);
-    taskRuns = (await loadTaskRuns(a.task_id)).runs;
-    const other = idB || (taskRuns.find((row) => row.run_id !== idA) || {}).run_id || idA;
-    b = await loadRun(other);
+    loaded = await loadPair(idA, idB);
   } catch (error) {
     showError(error.message);
     return;
   }
+  const { a, b, task, runList } = loaded;
   if (b.task_id !== a.task_id) {
     showError(`Run A is of task \u201c${a.task_id}\u201d and run B of \u201c${b.task_id}\u201d: only runs of one task can be compared.`);
     return;
@@ -242,14 +267,7 @@ async function main() {
   writeParams({ a: a.run_id, b: b.run_id });
   document.title = `Compare ${a.run_id} and ${b.run_id} \u00b7 3amBench Replay`;
   fill(byId("compare-title"), task.title);
-  fillPicker(byId("pick-a"), taskRuns, a.run_id);
-  fillPicker(byId("pick-b"), taskRuns, b.run_id);
-  const go = (ra, rb) => {
-    location.search = pageQuery({ a: ra, b: rb });
-  };
-  byId("pick-a").addEventListener("change", (event) => go(event.target.value, b.run_id));
-  byId("pick-b").addEventListener("change", (event) => go(a.run_id, event.target.value));
-  byId("compare-swap").addEventListener("click", () => go(b.run_id, a.run_id));
+  const pickers = installPickers(a, b, runList);
   byId("compare-loading").hidden = true;
   byId("compare-view").hidden = false;
   renderMeta(byId("compare-a-meta"), a);
@@ -262,6 +280,13 @@ async function main() {
   } else {
     renderChecks(a, b, task);
     renderRequirements(a, b, task);
+  }
+  performance.mark("compare-rendered");
+  try {
+    await pickers;
+  } catch (error) {
+    showError(error.message);
+    return;
   }
   document.body.dataset.ready = "1";
 }

@@ -1,5 +1,7 @@
 // Home page: every run in a virtual list (data/home.json + data/runs-index shards), filters, sorting,
-// and search across runs (data/search shards). The address holds filters and sort
+// and search across runs (data/search shards). The first load takes home.json and the first shard
+// only; scrolling loads the shards in view, filters and sorting all of them, search the shards of
+// the runs it lists. The address holds filters and sort
 // (?workflow=..&policy=..&q=..&sort=reward&dir=desc).
 //
 // Stable ids and data attributes (tests rely on them):
@@ -10,6 +12,7 @@
 //   #filter-<field>    selects (workflow, tier, policy, agent, model, kind, solved); #filter-text
 //   th[data-sort]      aria-sort; button.sort-button[data-sort] toggles ascending/descending
 //   #search-input, #search-form, #search-status, #search-results li[data-run-id] with a[data-step]
+//   performance mark "home-rendered": the run list drawn from data (set just before body[data-ready])
 // Every string from a run is inserted as text (see dom.js).
 
 import { byId, el, fill, clear } from "../lib/dom.js";
@@ -17,6 +20,7 @@ import { loadJsonFile } from "../lib/data.js";
 import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
 import { readParams, writeParams } from "../lib/params.js";
 import { crc32 } from "../lib/crc32.js";
+import { installAttemptsMore } from "../components/attempts.js";
 
 const ROW_HEIGHT = 37;
 const OVERSCAN = 12;
@@ -91,6 +95,19 @@ async function loadShard(number) {
 
 function loadAll() {
   return Promise.all(state.home.shards.map((_, number) => loadShard(number)));
+}
+
+/** Load the shards holding the run rows numbered `numbers` (positions in run_id order). */
+function loadRows(numbers) {
+  const needed = new Set();
+  for (const wanted of numbers) {
+    let start = 0;
+    state.home.shards.forEach((shard, number) => {
+      if (wanted >= start && wanted < start + shard.count) needed.add(number);
+      start += shard.count;
+    });
+  }
+  return Promise.all([...needed].map(loadShard));
 }
 
 function filtersActive() {
@@ -290,11 +307,12 @@ function installSearch() {
     const status = byId("search-status");
     fill(status, "Searching\u2026");
     try {
-      const [{ words, hits }] = await Promise.all([searchRuns(query), loadAll()]);
+      const { words, hits } = await searchRuns(query);
       if (words.length === 0) {
         fill(status, "Type a word of three or more letters or digits.");
         return;
       }
+      await loadRows(hits.slice(0, 100).map((hit) => hit.number));
       fill(status, `${hits.length} run${hits.length === 1 ? "" : "s"} contain ${words.map((w) => `\u201c${w}\u201d`).join(" and ")}${hits.length > 100 ? "; the first 100 are listed" : ""}.`);
       for (const hit of hits.slice(0, 100)) {
         const row = state.rows[hit.number];
@@ -328,6 +346,7 @@ function installLeaderboardToggle() {
 
 async function main() {
   installLeaderboardToggle();
+  installAttemptsMore();
   if (!document.getElementById("runs-table")) return;
   try {
     state.home = await loadJsonFile("data/home.json", "The run list (data/home.json)");
@@ -341,6 +360,7 @@ async function main() {
   installSearch();
   await loadShard(0);
   await recompute();
+  performance.mark("home-rendered");
   document.body.dataset.ready = "1";
 }
 

@@ -4,11 +4,12 @@
 //
 // Stable ids and data attributes (tests and deep links rely on them):
 //   #run-error         shown (role=alert) with a message when the run or its task cannot be loaded
-//                      (either of the run's two files: its head or the whole run file)
+//                      (either of the run's two files: its head or the whole run file; or its task file)
 //   #run-view          the whole view, hidden until the data is loaded; data-loaded="head" while it is
-//                      drawn from the run's head file (data/run-heads/<id>.json: the first steps only;
-//                      no timeline, curve, matrix, search or step moves yet), "all" once the whole run
-//                      file is in and every part is built (body[data-ready="1"] then too)
+//                      drawn from the run's head file alone (data/run-heads/<id>.json: the first steps,
+//                      the task's title and instruction and the checks panel's first groups; no other
+//                      checks, timeline, curve, matrix, search or step moves yet), "all" once the task
+//                      file and the whole run file are in and every part is built (body[data-ready="1"])
 //   #run-rest-status   (role=status) "Loading all N steps…" while only the head is in
 //   #run-title, #run-meta, #instruction (task instruction as plain text)
 //   #btn-first #btn-prev #btn-next #btn-last   move between steps (also Home/ArrowLeft/ArrowRight/End)
@@ -33,7 +34,7 @@
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
 import { byId, fill, el } from "../lib/dom.js";
-import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, runAlias, startRunDownload } from "../lib/data.js";
+import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, loadTaskInputs, runAlias, startRunDownload } from "../lib/data.js";
 import { formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { highlightHunk, renderStepDetail } from "../components/detail.js";
@@ -59,7 +60,9 @@ function laterModules() {
 }
 
 const noop = () => {};
-// source: the whole run once loaded, else its head ({..., step_count, last_total, steps: first steps}).
+// source: the whole run once loaded, else its head ({..., step_count, last_total, task, steps: first
+// steps}); task: the task file (data/tasks/<id>.json) once loaded, null while the view is drawn from
+// the head (whose `task` holds the title, instruction and the first groups of the checks panel).
 const state = { run: null, head: null, source: null, task: null, step: 0, check: null, views: null, hunk: null, cause: false };
 
 function showError(message) {
@@ -102,12 +105,19 @@ function whyOf(checkId, index) {
   return { cause, blame, href: blame ? permalink(place(blame.step, checkId, blame.hunk, false)) : "" };
 }
 
+/** The catalog index of check `checkId`, from the task file or (until it is in) the head; -1 if unknown. */
+function checkIndex(checkId) {
+  if (state.task) return state.task.checks.findIndex((c) => c.id === checkId);
+  const check = state.head.task.checks.find((c) => c.id === checkId);
+  return check ? check.index : -1;
+}
+
 function updatePermalinks() {
   byId("step-permalink").setAttribute("href", permalink(place(state.step, null, null, false)));
   const check = byId("check-permalink");
   check.hidden = !state.check;
   if (state.check) check.setAttribute("href", permalink(place(state.step, state.check, null, false)));
-  const index = state.task.checks.findIndex((c) => c.id === state.check);
+  const index = checkIndex(state.check);
   const failing = index >= 0 && (state.source.steps[state.step].checks || "")[index] === "0";
   const cause = byId("cause-permalink");
   cause.hidden = !failing || !causeAt(state.source, state.step, state.check);
@@ -175,7 +185,10 @@ function selectCell(n, checkId) {
   if (item) item.scrollIntoView({ block: "nearest" });
 }
 
-/** The header from the whole run or its head (the head has last_total for the last step's level). */
+/**
+ * The header from the whole run or its head (the head has last_total for the last step's level);
+ * task: the task file or the head's task (both have title and instruction).
+ */
 function renderHeader(run, task) {
   document.title = `${task.title} \u00b7 ${run.run_id} \u00b7 3amBench Replay`;
   fill(byId("crumb-run"), run.run_id);
@@ -227,13 +240,14 @@ function markFirstPaint() {
   performance.mark("first-step-painted");
 }
 
-// Checks built before the first paint (more than a screenful); the others right after it.
-const FIRST_CHECKS = 40;
-
-/** Draw the requested step from the head file alone: header, checks panel and step detail. */
-function showFromHead(wanted) {
+/**
+ * Draw the requested step from the head file alone: header, step detail and the checks panel's
+ * first groups (the head's task; the others are built when the task file and run file are in);
+ * for an episode run also its board (`episodeModule`: components/episode.js, loaded for episode heads).
+ */
+function showFromHead(wanted, episodeModule) {
   state.source = state.head;
-  renderHeader(state.head, state.task);
+  renderHeader(state.head, state.head.task);
   const status = byId("run-rest-status");
   fill(status, `Loading all ${state.head.step_count.toLocaleString("en")} steps\u2026`);
   status.hidden = false;
@@ -246,10 +260,10 @@ function showFromHead(wanted) {
   state.views = {
     timeline: noop,
     curve: noop,
-    checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.task, selectCheck, FIRST_CHECKS, openBlame),
+    checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.head.task, selectCheck, openBlame),
     matrix: noop,
     inspector: noop,
-    episode: null,
+    episode: episodeModule ? episodeModule.mountEpisodeBoard(state.head) : null,
   };
   show(wanted, true);
   markFirstStep();
@@ -271,15 +285,15 @@ async function showWhole(modules) {
     performance.mark(`built-${name}`);
     return value;
   };
-  const checks = drawnFromHead ? state.views.checks : timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck, Infinity, openBlame));
-  checks.finish();
+  const checks = drawnFromHead ? state.views.checks : timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck, openBlame));
+  checks.finish(task);
   state.views = {
     timeline: timed("timeline", () => modules.renderTimeline(byId("timeline"), run.steps, show)),
     curve: timed("curve", () => modules.renderCurve(byId("reward-curve"), run.steps, show)),
     checks,
     matrix: noop,
-    inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check))),
-    episode: timed("episode", () => modules.mountEpisodeView(run, show)),
+    inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id))),
+    episode: timed("episode", () => modules.mountEpisodeView(run, show, drawnFromHead)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
@@ -334,29 +348,35 @@ async function main() {
       }
       performance.mark("run-loaded");
     }
-    state.task = await loadTask((state.head || state.run).task_id);
-    performance.mark("task-loaded");
     const head = state.head;
+    // A step past the head's needs the whole file, and so does an episode head without its
+    // episode block (the end of the incident; exported before it): both wait for it. An episode
+    // head's board needs the episode modules before its first step is drawn.
+    const inHead = head && Math.min(Math.max(Number.parseInt(wanted, 10) || 0, 0), head.step_count - 1) < head.steps.length;
+    const episodeHead = Boolean(head) && head.kind === "episode";
+    const fromHead = inHead && (!episodeHead || Boolean(head.episode));
+    if (fromHead) showFromHead(wanted, episodeHead ? await import("../components/episode.js") : null);
+    // The task file and the whole run file are fetched once the first step is drawn (nothing but
+    // the head stands before it); the panel's other checks and every other part wait for both.
+    if (head) startRunDownload(runId);
+    const taskLoaded = loadTask((head || state.run).task_id).then((task) => {
+      performance.mark("task-loaded");
+      return task;
+    });
+    taskLoaded.catch(() => {}); // a failure is reported where it is awaited, below
+    if (fromHead) {
+      await nextFrame();
+      markFirstPaint();
+    }
+    const later = laterModules();
+    state.task = await taskLoaded;
     if (head) {
-      startRunDownload(runId);
-      // Episode runs need every step for their board (observations carried over, the end of the
-      // incident), and a step past the head's needs the whole file: both wait for it.
-      const inHead = Math.min(Math.max(Number.parseInt(wanted, 10) || 0, 0), head.step_count - 1) < head.steps.length;
-      if (head.kind !== "episode" && inHead) {
-        showFromHead(wanted);
-        await nextFrame();
-        markFirstPaint();
-        state.views.checks.finish();
-      }
-      const later = laterModules();
       state.run = await loadRun(runId);
       performance.mark("run-loaded");
       const mismatch = headMismatch(head, state.run);
       if (mismatch) throw new Error(`Run files for \u201c${runId}\u201d do not match: ${mismatch}. Export the site again.`);
-      modules = await later;
-    } else {
-      modules = await laterModules();
     }
+    modules = await later;
   } catch (error) {
     showError(error.message);
     return;

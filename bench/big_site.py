@@ -1,0 +1,125 @@
+"""Generate many run folders copied from real ones, each with distinct content, for sites at scale.
+
+:func:`write_runs` samples source run folders (the demo's, for example) uniformly, so the
+generated runs follow the sources' sizes (steps, checks, bytes), and gives every copy its own
+run id, seed, final reward and step texts (a copy number and two words of a fixed vocabulary
+appended to every tool output), so the search index, the run list and the data files grow as
+they would with that many real runs. Only run.json and trajectory.json are written (the
+exporter reads nothing else; journal.jsonl is left out).
+
+By hand (prints the export's time and the site's bytes per run)::
+
+    .venv/bin/python bench/big_site.py /tmp/big --count 10000 --sample-from /work/demo-runs --export
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from exporter.run_folders import find_run_folders
+
+VOCABULARY = tuple(f"{a}{b}" for a in ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "heron")
+                   for b in ("fox", "lynx", "otter", "raven", "stoat", "wren", "yak", "zebu"))
+"""64 words, two of which are appended to each copied tool output (searchable across runs)."""
+
+
+def _load(folder: Path) -> tuple[dict[str, Any], bytes]:
+    """A source run's run.json (parsed) and trajectory.json (raw bytes, parsed per copy)."""
+    return orjson.loads((folder / "run.json").read_bytes()), (folder / "trajectory.json").read_bytes()
+
+
+def copy_id(source_id: str, number: int) -> str:
+    """The run id of copy ``number`` of ``source_id``: ``<source id>-g<number, 5 digits>``."""
+    return f"{source_id}-g{number:05d}"
+
+
+def _distinct_run(run: dict[str, Any], run_id: str, number: int, rng: random.Random) -> dict[str, Any]:
+    """``run`` (a run.json) as copy ``number``: new run id and seed, no legacy id, the final
+    reward scaled by a factor in [0.85, 1] (rounded to 6 decimals; 0 stays 0)."""
+    run = {**run, "run_id": run_id, "seed": number}
+    run.pop("legacy_id", None)
+    identity = run.get("identity")
+    if isinstance(identity, dict):
+        defining = {**(identity.get("defining") or {}), "seed": number}
+        run["identity"] = {**identity, "defining": defining, "digest": f"g{number:09d}"}
+    final = run.get("final")
+    if isinstance(final, dict) and isinstance(final.get("reward"), (int, float)) and not isinstance(
+            final.get("reward"), bool):
+        run["final"] = {**final, "reward": round(final["reward"] * rng.uniform(0.85, 1.0), 6)}
+    return run
+
+
+def _distinct_trajectory(raw: bytes, run_id: str, number: int, rng: random.Random) -> dict[str, Any]:
+    """The trajectory with ``session_id`` = ``run_id`` and, on every text tool output, one line
+    naming the copy and two vocabulary words."""
+    trajectory = orjson.loads(raw)
+    trajectory["session_id"] = run_id
+    for step in trajectory.get("steps") or []:
+        for result in (step.get("observation") or {}).get("results") or []:
+            if isinstance(result.get("content"), str):
+                words = " ".join(rng.sample(VOCABULARY, 2))
+                result["content"] += f"\n[replay copy gen{number:05d}: {words}]"
+    return trajectory
+
+
+def write_runs(out: Path, count: int, sample_from: Path | list[Path], seed: int = 0) -> list[Path]:
+    """Write ``count`` run folders under ``out`` (created), each a distinct copy of a run
+    sampled uniformly (``random.Random(seed)``) from the run folders under ``sample_from``.
+
+    Copy ``n``'s run id is :func:`copy_id` of its source; its seed is ``n``; its final reward
+    is the source's times a factor in [0.85, 1]; every text tool output gains a line
+    ``[replay copy gen<n>: <word> <word>]`` (:data:`VOCABULARY`). Returns the folders written,
+    in copy order.
+
+    Raises:
+        contract.errors.BadInput: ``sample_from`` holds no run folder (from
+            :func:`exporter.run_folders.find_run_folders`).
+    """
+    paths = [sample_from] if isinstance(sample_from, (str, Path)) else list(sample_from)
+    sources = [_load(folder) for folder in find_run_folders([Path(p) for p in paths])]
+    rng = random.Random(seed)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for number in range(count):
+        run, raw = sources[rng.randrange(len(sources))]
+        run_id = copy_id(run["run_id"], number)
+        folder = out / run_id
+        folder.mkdir(exist_ok=True)
+        (folder / "run.json").write_bytes(orjson.dumps(_distinct_run(run, run_id, number, rng)))
+        (folder / "trajectory.json").write_bytes(orjson.dumps(_distinct_trajectory(raw, run_id, number, rng)))
+        written.append(folder)
+    return written
+
+
+def main() -> None:
+    """Generate the runs and, with ``--export``, export them and print time and bytes per run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="folder for runs/ (and site/ with --export)")
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--sample-from", type=Path, required=True, help="folder of run folders to copy")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--export", action="store_true", help="also export the runs into OUT/site")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    write_runs(args.out / "runs", args.count, args.sample_from, args.seed)
+    print(f"wrote {args.count} runs in {time.perf_counter() - started:.1f} s")
+    if args.export:
+        from exporter.export import export_site
+
+        started = time.perf_counter()
+        result = export_site([args.out / "runs"], args.out / "site")
+        took = time.perf_counter() - started
+        print(f"exported {result['runs']} runs in {took:.1f} s ({took / result['runs'] * 1000:.1f} ms per run): "
+              f"{result['files']} files, {result['bytes'] / 1e6:.1f} MB "
+              f"({result['bytes'] / result['runs'] / 1e3:.1f} kB per run)")
+
+
+if __name__ == "__main__":
+    main()

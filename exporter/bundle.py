@@ -1,0 +1,230 @@
+"""Bundle the viewer's ES modules (site/static/js) into generated scripts: per page, one file
+with every module the first paint needs and one with the modules it loads later; and, for the
+single exported file, one script with all of them.
+
+Why a generated bundle and not a preloaded module graph: a static host answers one request per
+file, and the run page's first paint needs twelve modules; ``<link rel="modulepreload">`` starts
+them together but still costs twelve requests. The bundle is written by the exporter from the
+same sources (no build step, no Node), so the modules stay the code that is edited and tested.
+
+A bundle is an ES module script. Each source module becomes a function registered by its id
+(its path under static/js/, ``lib/dom.js``) in ``globalThis.__alertforgeModules`` and is
+evaluated on its first ``__require`` (dependencies first, as its import lines come first); a
+lazy ``import("./x.js")`` becomes ``__lazy("x.js")``: a promise of the module, which loads the
+page's later bundle (``<page>.later.js``, next to the first one) the first time a module not
+yet registered is asked for. Both files are minified with rJSmin (comments and spaces only;
+names are kept, so stack traces stay readable).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+
+import orjson
+import rcssmin
+import rjsmin
+
+from contract.errors import BadInput
+
+IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "(\.\.?/[\w./-]+\.js)";\s*$', re.MULTILINE)
+EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
+DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"(\.\.?/[\w./-]+\.js)"\s*\)')
+IMPORT_FROM = re.compile(r'^import [^;]*? from "(\.\.?/[\w./-]+\.js)";', re.MULTILINE)
+BUNDLE_FOLDER = "static/bundles"
+"""Where the page bundles are written in the site (``static/bundles/run.js``, ``run.later.js``)."""
+
+REGISTRY = (
+    "const __registry = globalThis.__alertforgeModules || (globalThis.__alertforgeModules = "
+    "{ modules: Object.create(null), cache: Object.create(null), later: null });\n"
+)
+LOADER = REGISTRY + (
+    "function __require(name) {\n"
+    "  const cache = __registry.cache;\n"
+    "  if (!(name in cache)) {\n"
+    "    if (!(name in __registry.modules)) throw new Error(`module ${name} is not in this bundle`);\n"
+    "    cache[name] = __registry.modules[name](__require, __lazy);\n"
+    "  }\n"
+    "  return cache[name];\n"
+    "}\n"
+)
+PAGE_LAZY = (
+    "function __lazy(name) {\n"
+    "  if (name in __registry.modules) return Promise.resolve().then(() => __require(name));\n"
+    "  __registry.later = __registry.later || import(__LATER);\n"
+    "  return __registry.later.then(() => __require(name));\n"
+    "}\n"
+)
+SINGLE_LAZY = "function __lazy(name) {\n  return Promise.resolve().then(() => __require(name));\n}\n"
+
+
+def module_id(importer: str, specifier: str) -> str | None:
+    """The id (path under static/js/, ``lib/dom.js``) of the module that module ``importer``
+    imports as ``specifier`` (``../lib/dom.js``, ``./scenario.js``); None when it leaves static/js/."""
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+    return None if resolved.startswith("../") or resolved == ".." else resolved
+
+
+def module_graph(js_dir: Path, entry: str) -> list[str]:
+    """Every module ``entry`` imports, directly or not, as ids (:func:`module_id`) sorted by
+    name (``entry`` itself excluded).
+
+    The pages list them as ``<link rel="modulepreload">`` so the browser fetches the whole graph
+    at once instead of one import level after another.
+    """
+    seen: set[str] = set()
+    pending = [entry]
+    while pending:
+        name = pending.pop()
+        path = js_dir / name
+        if name in seen or not path.is_file():
+            continue
+        seen.add(name)
+        for specifier in IMPORT_FROM.findall(path.read_text(encoding="utf-8")):
+            imported = module_id(name, specifier)
+            if imported is not None:
+                pending.append(imported)
+    return sorted(seen - {entry})
+
+
+def transform_module(name: str, source: str) -> tuple[str, list[str]]:
+    """An ES module's source as a function body for a bundle, and the names it exports.
+
+    ``name`` is the module's id, its path under static/js/ (``pages/run.js``). Supports the
+    forms the viewer uses: ``import { a, b as c } from "../lib/x.js";``,
+    ``export function|async function|const|let|class name`` and ``import("./x.js")`` (a lazy
+    import, which becomes ``__lazy(id)``, a promise of the bundled module); a relative path is
+    resolved from ``name``'s folder to the imported module's id (:func:`module_id`).
+
+    Raises:
+        BadInput: any other ``import`` or ``export`` statement, or a path that leaves
+            static/js/ (names the module).
+    """
+    exported = [match.group(2) for match in EXPORT_DECLARATION.finditer(source)]
+
+    def resolved(specifier: str) -> str:
+        imported = module_id(name, specifier)
+        if imported is None:
+            raise BadInput(Path(name), f"imports a module outside static/js: {specifier}")
+        return orjson.dumps(imported).decode()
+
+    def require(match: re.Match[str]) -> str:
+        names = [part.strip() for part in match.group(1).split(",") if part.strip()]
+        bindings = ", ".join(part.replace(" as ", ": ") for part in names)
+        return f"const {{ {bindings} }} = __require({resolved(match.group(2))});"
+
+    body = IMPORT_LINE.sub(require, source)
+    body = DYNAMIC_IMPORT.sub(lambda match: f"__lazy({resolved(match.group(1))})", body)
+    body = EXPORT_DECLARATION.sub(lambda match: match.group(1) + match.group(2), body)
+    leftover = re.search(r"^\s*(import|export)\b.*$|\bimport\(\s*[\"'`].*$", body, re.MULTILINE)
+    if leftover:
+        raise BadInput(Path(name), f"module syntax the bundle does not support: {leftover.group(0)}")
+    return f"{body}\nreturn {{ {', '.join(exported)} }};", exported
+
+
+def lazy_modules(js_dir: Path, names: list[str]) -> list[str]:
+    """The ids of every module that ``names``' modules import lazily (``import("./x.js")``),
+    with the modules those import, statically or lazily, sorted; ``names`` themselves excluded.
+
+    Raises:
+        BadInput: a lazy import leaves static/js/ (names the module).
+    """
+    seen: set[str] = set()
+    pending = list(names)
+    lazy: set[str] = set()
+    while pending:
+        name = pending.pop()
+        path = js_dir / name
+        if name in seen or not path.is_file():
+            continue
+        seen.add(name)
+        for specifier in DYNAMIC_IMPORT.findall(path.read_text(encoding="utf-8")):
+            imported = module_id(name, specifier)
+            if imported is None:
+                raise BadInput(path, f"imports a module outside static/js: {specifier}")
+            for member in (imported, *module_graph(js_dir, imported)):
+                lazy.add(member)
+                pending.append(member)
+    return sorted(lazy - set(names))
+
+
+def _registrations(js_dir: Path, names: list[str]) -> str:
+    parts = []
+    for name in names:
+        path = js_dir / name
+        if not path.is_file():
+            raise BadInput(path, "module not found (imported by the viewer)")
+        body, _ = transform_module(name, path.read_text(encoding="utf-8"))
+        parts.append(f"__registry.modules[{orjson.dumps(name).decode()}] = function (__require, __lazy) {{\n"
+                     f"{body}\n}};\n")
+    return "".join(parts)
+
+
+def _minified(script: str) -> str:
+    return rjsmin.jsmin(script, keep_bang_comments=False)
+
+
+def page_bundles(js_dir: Path, entry: str, page: str) -> dict[str, bytes]:
+    """A page's two bundle files as ``{site path: bytes}`` (``static/bundles/<page>.js`` and
+    ``static/bundles/<page>.later.js``; the later one only when the page imports lazily).
+
+    ``entry`` is the page's entry module id (``pages/run.js``), ``page`` the bundle's name
+    (``run``). The first file holds ``entry`` and every module it imports statically
+    (:func:`module_graph`), then runs ``entry``; the later file registers the
+    modules imported lazily from those (:func:`lazy_modules`) and runs nothing.
+
+    Raises:
+        BadInput: a module is missing or uses syntax :func:`transform_module` does not support.
+    """
+    first = [entry, *module_graph(js_dir, entry)]
+    later = lazy_modules(js_dir, first)
+    later_path = f"./{page}.later.js"
+    head = LOADER + PAGE_LAZY.replace("__LATER", orjson.dumps(later_path).decode())
+    files = {f"{BUNDLE_FOLDER}/{page}.js": _minified(
+        head + _registrations(js_dir, first) + f"__require({orjson.dumps(entry).decode()});\n")}
+    if later:
+        files[f"{BUNDLE_FOLDER}/{page}.later.js"] = _minified(REGISTRY + _registrations(js_dir, later))
+    return {path: text.encode("utf-8") for path, text in files.items()}
+
+
+def bundle_script(js_dir: Path, entry: str) -> str:
+    """Every module of ``js_dir`` (its subfolders too, each by its id: ``lib/dom.js``) as one
+    script for the single exported file, followed by ``entry`` (source text run as is).
+
+    Modules are evaluated on first ``__require`` (so only the chosen view's module runs its
+    main); lazy imports resolve from the same script.
+
+    Raises:
+        BadInput: a module uses unsupported syntax, or the script holds ``</script`` or ``<!--``.
+    """
+    names = [path.relative_to(js_dir).as_posix() for path in sorted(js_dir.rglob("*.js"))]
+    script = LOADER + SINGLE_LAZY + _registrations(js_dir, names) + entry
+    if re.search(r"</script|<!--", script, re.IGNORECASE):
+        raise BadInput(js_dir, "a module holds </script or <!--, which would end the inlined script")
+    return script
+
+
+PAGE_ENTRIES = {"home": "pages/home.js", "run": "pages/run.js", "compare": "pages/compare.js"}
+"""Each page bundle's entry module (exporter.render.BUNDLES names the page of each)."""
+MINIFIED = {"static/app.css": rcssmin.cssmin, "static/prefetch-run.js": _minified}
+"""Static files the pages load before their first paint, written minified (rCSSmin, rJSmin)."""
+
+
+def page_assets(static_dir: Path) -> dict[str, bytes]:
+    """What the pages load, as ``{site path: bytes}``: every page's bundles
+    (:func:`page_bundles`) and the minified forms of :data:`MINIFIED` (the sources stay as
+    they are; the site's copies of static/js/ are kept for anything that imports a module).
+
+    Raises:
+        BadInput: a module or static file is missing or a module's syntax is not supported.
+    """
+    files: dict[str, bytes] = {}
+    for page, entry in PAGE_ENTRIES.items():
+        files.update(page_bundles(static_dir / "js", entry, page))
+    for relative, minify in MINIFIED.items():
+        path = static_dir / relative.removeprefix("static/")
+        if not path.is_file():
+            raise BadInput(path, "static file not found")
+        files[relative] = minify(path.read_text(encoding="utf-8")).encode("utf-8")
+    return files

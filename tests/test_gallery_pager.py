@@ -1,0 +1,73 @@
+"""Gallery pages split into parts of bounded size: every group once, in order, never split,
+each part linked from the others (exporter.gallery.paginate, site/templates/_gallery_pager.html)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import fixture_tasks
+from test_gallery import parse
+
+from bench.big_site import write_runs
+from exporter import gallery
+from exporter.export import export_site
+from exporter.gallery import paginate
+
+FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
+
+
+def kind(examples_per_group: list[int]) -> dict:
+    groups = [{"number": n, "examples": [{"run_id": f"r{n}-{i}"} for i in range(count)]}
+              for n, count in enumerate(examples_per_group, start=1)]
+    return {"file": "gallery/family-fire.html", "name": "Fire", "groups": groups}
+
+
+def test_paginate_keeps_groups_whole_and_in_order_within_the_bound():
+    parts = paginate(kind([12, 12, 3, 12, 1, 30, 2]), per_page=24)
+    assert [[g["number"] for g in part["groups"]] for part in parts] == [[1, 2], [3, 4, 5], [6], [7]]
+    assert [part["file"] for part in parts] == ["gallery/family-fire.html", "gallery/family-fire.p2.html",
+                                                "gallery/family-fire.p3.html", "gallery/family-fire.p4.html"]
+    assert all(part["pager"]["files"] == [p["file"] for p in parts] for part in parts)
+    assert [part["pager"]["number"] for part in parts] == [1, 2, 3, 4]
+    assert all(part["pager"]["groups_total"] == 7 for part in parts)
+    over = [part for part in parts if sum(len(g["examples"]) for g in part["groups"]) > 24]
+    assert [[g["number"] for g in part["groups"]] for part in over] == [[6]], "only a group alone may exceed"
+
+
+def test_a_kind_without_groups_is_one_page():
+    assert [(p["file"], p["groups"]) for p in paginate(kind([]))] == [("gallery/family-fire.html", [])]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pager")
+    write_runs(root / "runs", 40, [FIXTURE_RUNS / "fixture-partial-s1", FIXTURE_RUNS / "fixture-oracle-s1"])
+    patch = pytest.MonkeyPatch()
+    patch.setattr(gallery, "EXAMPLES_PER_PAGE", 12)
+    try:
+        export_site([root / "runs"], root / "site", task_index=fixture_tasks())
+    finally:
+        patch.undo()
+    return root / "site"
+
+
+def test_split_pages_link_each_other_and_list_every_group_once(site):
+    folder = site / "gallery"
+    firsts = [p for p in folder.glob("*.html") if ".p" not in p.name and p.name != "index.html"]
+    split = [p for p in firsts if (folder / f"{p.stem}.p2.html").exists()]
+    assert split, "some kind has more than 12 examples"
+    for first in split:
+        parts = [first, *sorted(folder.glob(f"{first.stem}.p*.html"), key=lambda p: int(p.stem.rsplit(".p", 1)[1]))]
+        numbers = []
+        for number, part in enumerate(parts, start=1):
+            html = part.read_text(encoding="utf-8")
+            links = re.findall(r'<a class="button" href="([^"]+)" data-page="(\d+)"', html)
+            assert {href for href, _ in links} == {p.name for p in parts if p != part}
+            assert f'aria-current="page" data-page="{number}"' in html
+            assert ("(page" in html.split("</title>")[0]) == (number > 1)
+            groups = re.findall(r'aria-labelledby="group-(\d+)"', html)
+            assert len(parse(part).examples) <= 12 or len(groups) == 1
+            numbers += [int(n) for n in groups]
+        assert numbers == list(range(1, len(numbers) + 1))
