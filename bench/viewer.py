@@ -1,245 +1,302 @@
-"""Benchmark: the viewer on a generated 1,000-step run with 200 checks and a 1,000-run index.
+"""Benchmark: the viewer's first paint and step switch on real exported runs and on generated ones.
 
-Generates the runs, exports them, serves the site on 127.0.0.1 and drives Debian's Chromium
-with Playwright (the test suite's flags). Prints: bytes loaded by the home page on first load,
-time from navigation to the first step rendered (the run view's ``first-step-rendered``
-performance mark: the step drawn from the run's head file, docs/formats.md; the median of
-``--loads`` loads of the big run, the first from the home page, the others from the big run
-itself), the phases of that load, and the median and p95 step-switch time measured inside the
-page (a keydown event's timestamp to the step detail updated, style and layout included).
-Targets: home <= 300 kB, first step <= 200 ms, step switch <= 9 ms median. Prints the
-figures; asserts nothing.
+Serves a site on 127.0.0.1 and drives Debian's Chromium with Playwright (the test suite's flags,
+the HTTP cache disabled): see bench/viewer_measure.py for what is counted and how.
 
-Usage: .venv/bin/python bench/viewer.py [--steps 1000] [--checks 200] [--runs 1000] [--switches 300] [--loads 5]
+Modes (any together):
+- ``--site DIR`` an exported site (``alertforge demo --no-serve``'s space/): the largest alerting
+  runs by steps, by checks and by bytes and the largest episode runs (bytes and requests before
+  the run view's ``first-step-rendered`` mark, time to it: the median of ``--loads`` loads, step
+  switch median and p95; the same load figures opened at the run's first step with a diff too,
+  ``&step=K``, so the DOM contract sees a tool call, its output and a diff), the home page and the gallery index (bytes and requests until the
+  network is quiet and before their first paint), and each ``--run ID``; ``--all-runs`` also every run of the site
+  (min/median/p90/max of those figures over all runs, ``--all-loads`` loads each, no switches).
+- ``--generated`` (the default when no other mode is given): a generated 1,000-step run with
+  200 checks in a 1,000-run site: home bytes, first step, step switch (today's output).
+- ``--big-site N``: N runs copied from ``--sample-from`` (real run folders) with distinct
+  content, exported (export time, site size per run) and measured like ``--site``.
+
+At the mark, the step's tool call, arguments, output, diff rows and the visible check labels
+(episodes: the action's result and the board) must be in the DOM; a run whose mark fires
+without them is named and the bench exits 1. Speed is printed, never asserted. ``--json OUT``
+writes every figure; ``--baseline FILE`` (an earlier ``--json``) prints now/before ratios.
+Targets (issue 19): before the first step <= 100 kB and <= 6 requests, home <= 300 kB.
+
+Usage: .venv/bin/python bench/viewer.py [--site DIR [--all-runs] [--run ID]...] [--generated] [--big-site N
+--sample-from RUNS] [--loads 5] [--all-loads 3] [--switches 300] [--json OUT] [--baseline FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
-import statistics
+import os
+import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
+from big_site import write_runs
+from viewer_generated import BIG_RUN, generate
+from viewer_measure import MeasureError, open_browser
+from viewer_site import (
+    first_write_step,
+    measure_all,
+    measure_pages,
+    measure_run,
+    pick_runs,
+    site_runs,
+)
+
+from contract.files import dump_json, write_atomic
 from exporter.export import export_site
 from exporter.serve import serve_in_background
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
-"""As tests/conftest.py launches it."""
-TASK_ID = "bench-task"
-BIG_RUN = "bench-big"
-REQUIREMENTS = 20
-FAMILIES = ("Fire", "Timing", "Silent", "Dup", "Label", "Route", "Preservation", "Syntax")
-
-SWITCH_LOOP = """async (count) => {
-  const detail = document.getElementById("step-detail");
-  const times = [];
-  for (let k = 0; k < count; k += 1) {
-    const event = new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true, cancelable: true });
-    performance.mark("switch-input");
-    document.dispatchEvent(event);
-    detail.getBoundingClientRect();
-    document.body.offsetHeight;
-    performance.mark("switch-updated");
-    const measure = performance.measure("step-switch-full", "switch-input", "switch-updated");
-    times.push(measure.duration);
-    if (k % 20 === 19) await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-  }
-  return times;
-}"""
+OLD_PHASES = (("head-loaded", "head file loaded"), ("task-loaded", "task file loaded"),
+              ("first-step-rendered", "first-step-rendered"), ("first-step-painted", "first step painted"),
+              ("run-loaded", "run file loaded"), ("built-views", "views built"), ("built-matrix", "matrix built (ready)"))
+RATIO_FIGURES = {"first_step_ms", "first_paint_ms", "switch_median_ms", "switch_p95_ms", "bytes_before",
+                 "requests_before", "bytes_all", "requests_all", "min", "median", "p90", "max"}
 
 
-PHASES = """() => {
-  const navigation = performance.getEntriesByType("navigation")[0];
-  const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
-  return {
-    "head file loaded": at("head-loaded"),
-    "task file loaded": at("task-loaded"),
-    "page parsed, modules run": navigation.domContentLoadedEventEnd,
-    "first-step-rendered": at("first-step-rendered"),
-    "first step painted": at("first-step-painted"),
-    "run file loaded": at("run-loaded"),
-    "views built": at("built-views"),
-    "matrix built (ready)": at("built-matrix"),
-  };
-}"""
-
-
-def requirements() -> list[dict]:
-    return [{"id": f"R{r:02d}", "kind": ("alert", "route", "recording")[r % 3], "weight": 3 if r % 3 == 0 else 2,
-             "title": f"requirement {r}: service-{r} pages on its SLO"} for r in range(REQUIREMENTS)]
-
-
-def checks(count: int) -> list[dict]:
-    return [{"id": f"R{c % REQUIREMENTS:02d}-{FAMILIES[c % len(FAMILIES)].lower()}-{c:03d}",
-             "req": f"R{c % REQUIREMENTS:02d}", "family": FAMILIES[c % len(FAMILIES)],
-             "label": f"check {c}: service-{c % REQUIREMENTS} behaves during scenario {c % 7}",
-             "note": "generated for the viewer benchmark"} for c in range(count)]
-
-
-def rule_file(step: int, rng: random.Random) -> str:
-    lines = ["groups:", f"  - name: bench-{step % 20}", "    rules:"]
-    for rule in range(12 + rng.randrange(8)):
-        lines += [f"      - alert: Service{rule}HighErrorRate",
-                  f"        expr: job:errors:ratio5m{{service=\"svc-{rule}\"}} > {0.01 * (1 + (step + rule) % 9):.2f}",
-                  f"        for: {1 + (step * rule) % 10}m",
-                  "        labels: {severity: page}"]
-    return "\n".join(lines) + "\n"
-
-
-def trajectory(run_id: str, steps: int, catalog: list[dict], seed: int) -> tuple[dict, float]:
-    rng = random.Random(seed)
-    state = ["0" if c % 5 else "1" for c in range(len(catalog))]
-    level = 0.0
-    keys = {"reward": 0.0, "solved": False}
-
-    def grade(delta_level: float) -> dict:
-        failed = {catalog[c]["id"]: f"expected firing at {60 + c % 30}m; got nothing ({rng.randrange(100)})"
-                  for c in range(len(catalog)) if state[c] == "0" and rng.random() < 0.05}
-        return {"reward": level, "delta": delta_level, "checks": "".join(state), "keys": keys, "failed": failed}
-
-    out = [{"step_id": 1, "source": "user", "message": "# Bench task\n\nMake every service page on its SLO.\n",
-            "extra": {"grade": grade(0.0)}}]
-    for step_id in range(2, steps + 1):
-        call = f"call-{step_id}"
-        if step_id % 3 == 0:
-            path = f"rules/r{step_id % 20}.yml"
-            tool = {"tool_call_id": call, "function_name": "write_file",
-                    "arguments": {"path": path, "content": rule_file(step_id, rng)}}
-            for _ in range(rng.randrange(1, 12)):
-                c = rng.randrange(len(catalog))
-                state[c] = "1" if state[c] == "0" else ("0" if rng.random() < 0.3 else "1")
-            new_level = round(sum(s == "1" for s in state) / len(state), 6)
-            delta, level = round(new_level - level, 6), new_level
-            step_grade = grade(delta)
-            output = f"wrote {path} ({step_grade['checks'].count('1')} checks pass)"
-        else:
-            path = f"rules/r{step_id % 20}.yml"
-            tool = {"tool_call_id": call, "function_name": "read_file", "arguments": {"path": path}}
-            step_grade = None
-            output = rule_file(step_id - 1, rng)
-        step = {"step_id": step_id, "source": "agent", "message": f"Step {step_id}: work on {path}.",
-                "tool_calls": [tool], "observation": {"results": [{"source_call_id": call, "content": output}]}}
-        if step_grade is not None:
-            step["extra"] = {"grade": step_grade}
-        out.append(step)
-    document = {"schema_version": "ATIF-v1.6", "session_id": run_id,
-                "agent": {"name": "policy:bench", "version": "0.1.0"}, "steps": out}
-    return document, level
-
-
-def write_run(root: Path, run_id: str, steps: int, catalog: list[dict], seed: int) -> None:
-    folder = root / run_id
-    folder.mkdir(parents=True)
-    document, level = trajectory(run_id, steps, catalog, seed)
-    (folder / "trajectory.json").write_text(json.dumps(document))
-    summary = {
-        "version": 1, "run_id": run_id, "kind": "alerting", "status": "complete",
-        "task": {"id": TASK_ID, "dir": "no-such-task-folder", "workflow": "create", "tier": 2, "seed": 1},
-        "policy": ("oracle", "partial", "nop", "llm")[seed % 4], "seed": seed,
-        "model": None if seed % 4 != 3 else f"model-{seed % 5}",
-        "agent": {"name": "policy:bench", "version": "0.1.0"}, "steps": steps - 1,
-        "final": {"reward": level, "solved": level == 1.0, "keys": {"reward": level, "solved": level == 1.0}},
-        "requirements": requirements(), "checks": catalog,
-    }
-    (folder / "run.json").write_text(json.dumps(summary))
-
-
-def generate(root: Path, steps: int, check_count: int, run_count: int) -> Path:
-    """A folder of run folders: one big run and ``run_count - 1`` runs of 6 steps."""
-    catalog = checks(check_count)
-    runs = root / "runs"
-    write_run(runs, BIG_RUN, steps, catalog, 0)
-    for number in range(1, run_count):
-        write_run(runs, f"bench-small-{number:05d}", 6, catalog, number)
-    return runs
-
-
-def measure(url: str, switches: int, loads: int = 5) -> dict:
+@contextmanager
+def served(site: Path):
+    """The site served on 127.0.0.1 (exporter.serve) and a browser page: yields (base, page)."""
     from playwright.sync_api import sync_playwright
 
-    figures: dict = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(60_000)
-        page = context.new_page()
-        finished = []
-
-        def collect(request) -> None:
-            finished.append(request)
-
-        page.on("requestfinished", collect)
-        page.goto(url)
-        page.wait_for_selector("body[data-ready='1']")
-        page.wait_for_load_state("networkidle")
-        sizes = [request.sizes() for request in finished]
-        figures["home_bytes"] = sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes)
-        figures["home_body_bytes"] = sum(s["responseBodySize"] for s in sizes)
-        figures["home_requests"] = len(sizes)
-        page.remove_listener("requestfinished", collect)
-
-        first = []
-        for _ in range(loads):
-            page.goto(f"{url}run.html?run={BIG_RUN}")
-            page.wait_for_selector("body[data-ready='1']")
-            first.append(page.evaluate(PHASES))
-        figures["first_step_runs_ms"] = [phases["first-step-rendered"] for phases in first]
-        first.sort(key=lambda phases: phases["first-step-rendered"])
-        figures["first_step_ms"] = statistics.median(figures["first_step_runs_ms"])
-        figures["first_step_phases"] = first[(len(first) - 1) // 2]
-        times = page.evaluate(SWITCH_LOOP, switches)
-        figures["switch_median_ms"] = statistics.median(times)
-        figures["switch_p95_ms"] = sorted(times)[int(0.95 * (len(times) - 1))]
-        js_only = page.evaluate(
-            "() => performance.getEntriesByName('step-switch').map((entry) => entry.duration)")
-        figures["switch_js_median_ms"] = statistics.median(js_only) if js_only else None
-        browser.close()
-    return figures
+    server, base = serve_in_background(site, port=0, host="127.0.0.1")
+    try:
+        with sync_playwright() as playwright:
+            browser, page = open_browser(playwright)
+            try:
+                yield base, page
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
-def main() -> None:
-    """Generate, export, serve, measure and print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--checks", type=int, default=200)
-    parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--switches", type=int, default=300)
-    parser.add_argument("--loads", type=int, default=5, help="loads of the big run to time (median)")
-    args = parser.parse_args()
+def kb(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1000:,.1f} kB"
+
+
+def ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
+
+
+def print_run(label: str, row: dict, figures: dict) -> None:
+    """Print one measured run's figures (see viewer_site.measure_run)."""
+    print(f"{label}: {row['run_id']} ({row['kind']}, {row['steps']} steps, {row['checks']} checks, "
+          f"{kb(row['bytes'])} of data files)")
+    print(f"  before first-step-rendered: {kb(figures['bytes_before'])} in {figures['requests_before']} requests "
+          f"({figures['requests_started_before']} started)   target <= 100 kB, <= 6 requests")
+    print(f"  until the network is quiet: {kb(figures['bytes_all'])} in {figures['requests_all']} requests")
+    print(f"  first step rendered {ms(figures['first_step_ms'])} (median of "
+          f"{', '.join(ms(v) for v in figures['first_step_runs_ms'])}), painted {ms(figures['first_paint_ms'])}")
+    if "switch_median_ms" in figures:
+        print(f"  step switch: median {figures['switch_median_ms']:.2f} ms, p95 {figures['switch_p95_ms']:.2f} ms")
+    checked = figures["contract_checked"]
+    print(f"  at the mark, as when ready: step {checked['step']}, tool {checked['tool']!r}, output "
+          f"{checked['output']} chars, {checked['diff_rows']} diff rows, {checked['visible_checks']} visible check "
+          f"labels, episode result {checked['episode_result']} chars, {checked['episode_services']} services")
+    print(f"  files before the mark: {', '.join(figures['files_before'])}")
+    deep = figures["deep_link"]
+    checked = deep["contract_checked"]
+    print(f"  opened at step {deep['step']} (&step=, its first diff): first step rendered {ms(deep['first_step_ms'])}, before it "
+          f"{kb(deep['bytes_before'])} in {deep['requests_before']} requests; at the mark, as when ready: tool "
+          f"{checked['tool']!r}, arguments {checked['arguments']} chars, output {checked['output']} chars, "
+          f"{checked['diff_rows']} diff rows, {checked['visible_checks']} visible check labels, episode result "
+          f"{checked['episode_result']} chars")
+
+
+def print_pages(pages: dict) -> None:
+    """Print the home page's and the gallery's figures (see viewer_site.measure_pages)."""
+    for name, figures in pages.items():
+        firsts = "; ".join(f"before {point} ({ms(f['ms'])}): {kb(f['bytes'])} in {f['requests']} requests"
+                           for point, f in figures["first_paint"].items())
+        print(f"{name}: {kb(figures['bytes_all'])} in {figures['requests_all']} requests until the network is "
+              f"quiet{'   target <= 300 kB' if name == 'home' else ''}; {firsts or 'no first paint recorded'}")
+
+
+def print_distribution(all_runs: dict) -> None:
+    """Print min/median/p90/max over every run, for all runs and per kind."""
+    for kind, figures in all_runs["distribution"].items():
+        print(f"all runs, {kind} ({figures['runs']} runs): min / median / p90 / max")
+        for name, unit in (("bytes_before", kb), ("requests_before", str), ("first_step_ms", ms),
+                           ("bytes_all", kb), ("requests_all", str)):
+            spread = figures[name]
+            print(f"  {name:16s} " + " / ".join("-" if spread[k] is None else unit(spread[k])
+                                               for k in ("min", "median", "p90", "max")))
+
+
+def measure_site(site: Path, loads: int, switches: int, all_loads: int, named: tuple[str, ...] = ()) -> dict:
+    """Measure an exported site (the ``--site`` mode) and print as it goes; returns the figures.
+
+    ``all_loads`` > 0: every run too, that many loads each. Raises ValueError when a ``named``
+    run is not in the site."""
+    rows = site_runs(site)
+    chosen = pick_runs(rows, named)
+    result: dict = {"path": str(site), "run_count": len(rows), "runs": {}, "problems": []}
+    with served(site) as (base, page):
+        result["pages"] = measure_pages(page, base, site)
+        print_pages(result["pages"])
+        for label, row in chosen.items():
+            try:
+                figures = measure_run(page, base, row["run_id"], loads, switches)
+            except MeasureError as error:
+                result["problems"].append(f"{label}: {error}")
+                continue
+            figures["row"] = row
+            step = first_write_step(site, row["run_id"])
+            figures["deep_link"] = {"step": step, **measure_run(page, base, row["run_id"], loads, 0, step=step)}
+            result["runs"][label] = figures
+            result["problems"] += [f"{row['run_id']}: {p}" for p in figures["problems"]]
+            result["problems"] += [f"{row['run_id']} at step {step}: {p}" for p in figures["deep_link"]["problems"]]
+            print_run(label, row, figures)
+        if all_loads:
+            started = time.perf_counter()
+            result["all_runs"] = measure_all(page, base, rows, all_loads)
+            result["all_runs"]["seconds"] = round(time.perf_counter() - started, 1)
+            result["problems"] += result["all_runs"]["problems"]
+            print_distribution(result["all_runs"])
+            print(f"  ({len(rows)} runs x {all_loads} loads in {result['all_runs']['seconds']} s)")
+    return result
+
+
+def measure_generated(steps: int, checks: int, runs: int, switches: int, loads: int) -> dict:
+    """The generated 1,000-step run (the default mode): generate, export, serve, measure, print."""
     with tempfile.TemporaryDirectory(prefix="alertforge-bench-viewer-") as temporary:
         root = Path(temporary)
         started = time.perf_counter()
-        runs = generate(root, args.steps, args.checks, args.runs)
+        folder = generate(root, steps, checks, runs)
         generated = time.perf_counter()
-        summary = export_site([runs], root / "site")
+        summary = export_site([folder], root / "site")
         exported = time.perf_counter()
         big = (root / "site" / "data" / "runs" / f"{BIG_RUN}.json").stat().st_size
-        head = (root / "site" / "data" / "run-heads" / f"{BIG_RUN}.json").stat().st_size
-        print(f"generated {args.runs} runs ({args.steps} steps x {args.checks} checks in the big one) "
+        print(f"generated {runs} runs ({steps} steps x {checks} checks in the big one) "
               f"in {generated - started:.1f} s; exported {summary['files']} files, {summary['bytes']:,d} bytes "
-              f"in {exported - generated:.1f} s; big run file {big:,d} bytes, its head {head:,d} bytes")
-        server, url = serve_in_background(root / "site", port=0, host="127.0.0.1")
-        try:
-            figures = measure(url, args.switches, args.loads)
-        finally:
-            server.shutdown()
-            server.server_close()
-    print(f"home page, first load:  {figures['home_bytes']:,d} bytes ({figures['home_body_bytes']:,d} body, "
-          f"{figures['home_requests']} requests)   target <= 300 kB")
+              f"in {exported - generated:.1f} s; big run file {big:,d} bytes")
+        with served(root / "site") as (base, page):
+            pages = measure_pages(page, base, root / "site")
+            figures = measure_run(page, base, BIG_RUN, loads, switches)
+    home = pages["home"]
+    print(f"home page, first load:  {home['bytes_all']:,d} bytes (encoded bodies, {home['requests_all']} requests)"
+          "   target <= 300 kB")
     print(f"first step rendered:    {figures['first_step_ms']:.0f} ms (median of "
           f"{', '.join(f'{v:.0f}' for v in figures['first_step_runs_ms'])})   target <= 200 ms")
+    print(f"  before it: {kb(figures['bytes_before'])} in {figures['requests_before']} requests")
     print("  phases of the median load (ms from navigation): " + ", ".join(
-        f"{name} {value:.0f}" for name, value in figures["first_step_phases"].items() if value is not None))
+        f"{name} {figures['phases'][mark]:.0f}" for mark, name in OLD_PHASES if mark in figures["phases"]))
     print(f"step switch:            median {figures['switch_median_ms']:.2f} ms, p95 {figures['switch_p95_ms']:.2f} ms "
           f"(input event to step detail updated, layout included)   target <= 9 ms median")
     if figures["switch_js_median_ms"] is not None:
         print(f"step switch, JS only:   median {figures['switch_js_median_ms']:.2f} ms (nav.js step-switch measure)")
+    return {"export_seconds": round(exported - generated, 1), "site_bytes": summary["bytes"], "home": home,
+            "run": figures, "problems": [f"{BIG_RUN}: {p}" for p in figures["problems"]]}
+
+
+def site_bytes(site: Path) -> tuple[int, int]:
+    """``(files, bytes)`` of every file under ``site``."""
+    sizes = [p.stat().st_size for p in site.rglob("*") if p.is_file()]
+    return len(sizes), sum(sizes)
+
+
+def measure_big_site(count: int, sample_from: Path, loads: int, switches: int) -> dict:
+    """``count`` runs sampled from real ones, exported and measured like ``--site`` (no --all-runs)."""
+    with tempfile.TemporaryDirectory(prefix="alertforge-bench-big-site-") as temporary:
+        root = Path(temporary)
+        started = time.perf_counter()
+        write_runs(root / "runs", count, sample_from)  # bench/big_site.py
+        written = time.perf_counter()
+        export_site([root / "runs"], root / "site")
+        exported = time.perf_counter()
+        files, total = site_bytes(root / "site")
+        print(f"big site: {count} runs written in {written - started:.1f} s (from {sample_from}), exported in "
+              f"{exported - written:.1f} s: {files:,d} files, {total / 1e6:,.1f} MB, {kb(total / count)} per run")
+        result = measure_site(root / "site", loads, switches, all_loads=0)
+    result.update({"count": count, "export_seconds": round(exported - written, 1), "site_bytes": total,
+                   "site_files": files, "bytes_per_run": round(total / count)})
+    return result
+
+
+def ratios(now, before, path: str = "") -> list[str]:
+    """``path: now / before = ratio`` for every figure in RATIO_FIGURES both JSON trees hold at
+    the same place (named runs only when they are the same run)."""
+    lines = []
+    if isinstance(now, dict) and isinstance(before, dict):
+        if "run_id" in now and now.get("run_id") != before.get("run_id"):
+            return []
+        skipped = {"problems", "row", "first_step_runs_ms", "phases", "contract_checked"}
+        if path.endswith("all_runs"):
+            skipped.add("runs")  # one ratio per run of the site would bury the distribution's
+        for key in now:
+            if key in before and key not in skipped:
+                lines += ratios(now[key], before[key], f"{path}.{key}" if path else key)
+    elif (path.rsplit(".", 1)[-1] in RATIO_FIGURES and isinstance(now, (int, float))
+          and isinstance(before, (int, float)) and before):
+        lines.append(f"{path}: {now:,.2f} / {before:,.2f} = {now / before:.2f}x")
+    return lines
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, help="an exported site folder to measure (e.g. space/)")
+    parser.add_argument("--all-runs", action="store_true", help="with --site: every run, as a distribution")
+    parser.add_argument("--run", action="append", default=[], metavar="ID", help="with --site: measure this run too")
+    parser.add_argument("--generated", action="store_true", help="the generated 1,000-step run (default without --site)")
+    parser.add_argument("--big-site", type=int, default=0, metavar="N", help="a site of N runs sampled from --sample-from")
+    parser.add_argument("--sample-from", type=Path, help="real run folders the --big-site runs copy")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--checks", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--switches", type=int, default=300)
+    parser.add_argument("--loads", type=int, default=5, help="loads of each named run to time (median)")
+    parser.add_argument("--all-loads", type=int, default=3, help="with --all-runs: loads of every run (median)")
+    parser.add_argument("--json", type=Path, help="write every figure to this JSON file")
+    parser.add_argument("--baseline", type=Path, help="an earlier --json file: print ratios against it")
+    args = parser.parse_args()
+    if args.big_site and args.sample_from is None:
+        parser.error("--big-site needs --sample-from (a folder of run folders, e.g. the demo's runs)")
+    if (args.all_runs or args.run) and args.site is None:
+        parser.error("--all-runs and --run need --site")
+    if args.loads < 1 or args.all_loads < 1:
+        parser.error("--loads and --all-loads must be at least 1")
+    return args
+
+
+def main() -> int:
+    """Run the chosen modes, print the figures, write --json, print --baseline ratios.
+
+    Returns 1 when a run broke the mark's DOM contract or could not be measured, else 0.
+    """
+    args = arguments()
+    started = time.perf_counter()
+    figures: dict = {"load_average_start": os.getloadavg()}
+    print(f"load average at start: {' '.join(f'{v:.2f}' for v in figures['load_average_start'])} (2 cores)")
+    if args.site:
+        all_loads = args.all_loads if args.all_runs else 0
+        figures["site"] = measure_site(args.site, args.loads, args.switches, all_loads, tuple(args.run))
+    if args.generated or not (args.site or args.big_site):
+        figures["generated"] = measure_generated(args.steps, args.checks, args.runs, args.switches, args.loads)
+    if args.big_site:
+        figures["big_site"] = measure_big_site(args.big_site, args.sample_from, args.loads, args.switches)
+    figures["load_average_end"] = os.getloadavg()
+    figures["seconds"] = round(time.perf_counter() - started, 1)
+    print(f"load average at end: {' '.join(f'{v:.2f}' for v in figures['load_average_end'])}; "
+          f"{figures['seconds']} s in all")
+    if args.json:
+        write_atomic(args.json, dump_json(figures))
+    if args.baseline:
+        print(f"ratios against {args.baseline} (now / before):")
+        for line in ratios(figures, json.loads(args.baseline.read_text())):
+            print(f"  {line}")
+    problems = [p for part in ("site", "generated", "big_site") for p in figures.get(part, {}).get("problems", [])]
+    for problem in problems:
+        print(f"FAILED: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
