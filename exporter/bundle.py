@@ -66,26 +66,30 @@ def module_id(importer: str, specifier: str) -> str | None:
     return None if resolved.startswith("../") or resolved == ".." else resolved
 
 
-def module_graph(js_dir: Path, entry: str) -> list[str]:
-    """Every module ``entry`` imports, directly or not, as ids (:func:`module_id`) sorted by
-    name (``entry`` itself excluded).
-
-    The pages list them as ``<link rel="modulepreload">`` so the browser fetches the whole graph
-    at once instead of one import level after another.
-    """
+def _reachable(js_dir: Path, starts: list[str], patterns: tuple[re.Pattern[str], ...]) -> set[str]:
+    """The ids of ``starts`` and of every module they reach through imports ``patterns`` match
+    (each pattern's group 1 is the specifier); paths leaving static/js/ are not followed."""
     seen: set[str] = set()
-    pending = [entry]
+    pending = list(starts)
     while pending:
         name = pending.pop()
         path = js_dir / name
         if name in seen or not path.is_file():
             continue
         seen.add(name)
-        for specifier in IMPORT_FROM.findall(path.read_text(encoding="utf-8")):
-            imported = module_id(name, specifier)
-            if imported is not None:
-                pending.append(imported)
-    return sorted(seen - {entry})
+        source = path.read_text(encoding="utf-8")
+        for pattern in patterns:
+            for specifier in pattern.findall(source):
+                imported = module_id(name, specifier)
+                if imported is not None:
+                    pending.append(imported)
+    return seen
+
+
+def module_graph(js_dir: Path, entry: str) -> list[str]:
+    """Every module ``entry`` imports statically, directly or not, as ids (:func:`module_id`)
+    sorted by name (``entry`` itself excluded): what ``entry``'s page bundle holds."""
+    return sorted(_reachable(js_dir, [entry], (IMPORT_FROM,)) - {entry})
 
 
 def transform_module(name: str, source: str) -> tuple[str, list[str]]:
@@ -127,26 +131,11 @@ def lazy_modules(js_dir: Path, names: list[str]) -> list[str]:
     """The ids of every module that ``names``' modules import lazily (``import("./x.js")``),
     with the modules those import, statically or lazily, sorted; ``names`` themselves excluded.
 
-    Raises:
-        BadInput: a lazy import leaves static/js/ (names the module).
+    ``names`` is a page's first bundle (closed under static imports), so what else it reaches
+    is what only a lazy import brings in. A path leaving static/js/ is refused when the
+    module is bundled (:func:`transform_module`).
     """
-    seen: set[str] = set()
-    pending = list(names)
-    lazy: set[str] = set()
-    while pending:
-        name = pending.pop()
-        path = js_dir / name
-        if name in seen or not path.is_file():
-            continue
-        seen.add(name)
-        for specifier in DYNAMIC_IMPORT.findall(path.read_text(encoding="utf-8")):
-            imported = module_id(name, specifier)
-            if imported is None:
-                raise BadInput(path, f"imports a module outside static/js: {specifier}")
-            for member in (imported, *module_graph(js_dir, imported)):
-                lazy.add(member)
-                pending.append(member)
-    return sorted(lazy - set(names))
+    return sorted(_reachable(js_dir, list(names), (IMPORT_FROM, DYNAMIC_IMPORT)) - set(names))
 
 
 def _registrations(js_dir: Path, names: list[str]) -> str:
