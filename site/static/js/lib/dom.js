@@ -49,3 +49,15 @@ export function byId(id) {
   if (!node) throw new Error(`page is missing #${id}`);
   return node;
 }
+
+/**
+ * A page's load failure: hides `${prefix}-loading` and `${prefix}-view`, fills `${prefix}-error`
+ * (role=alert in the page) with `headline`, `message` and a link back to all runs, and shows it.
+ */
+export function showPageError(prefix, headline, message) {
+  byId(`${prefix}-loading`).hidden = true;
+  byId(`${prefix}-view`).hidden = true;
+  const box = byId(`${prefix}-error`);
+  fill(box, el("strong", null, `${headline} `), message, " ", el("a", { href: "index.html" }, "Back to all runs"));
+  box.hidden = false;
+}

@@ -14,7 +14,7 @@
 //                       the checks and requirements panels are hidden then
 // Every string from a run is inserted as text (see dom.js).
 
-import { byId, el, fill, svg, clear } from "../lib/dom.js";
+import { byId, el, fill, svg, clear, showPageError } from "../lib/dom.js";
 import { blameAt, causeAt, failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "../lib/data.js";
 import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
 import { pageQuery, readParams, writeParams } from "../lib/params.js";
@@ -23,11 +23,7 @@ const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
 const STATE_WORDS = { pass: "passes", fail: "fails", na: "not applicable", none: "not graded" };
 
 function showError(message) {
-  byId("compare-loading").hidden = true;
-  byId("compare-view").hidden = true;
-  const box = byId("compare-error");
-  fill(box, el("strong", null, "Cannot compare these runs. "), message, " ", el("a", { href: "index.html" }, "Back to all runs"));
-  box.hidden = false;
+  showPageError("compare", "Cannot compare these runs.", message);
 }
 
 function runLink(run, n, checkId, hunk = null) {

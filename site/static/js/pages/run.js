@@ -33,7 +33,7 @@
 //
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
-import { byId, fill, el } from "../lib/dom.js";
+import { byId, fill, el, showPageError } from "../lib/dom.js";
 import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, loadTaskInputs, runAlias, startRunDownload } from "../lib/data.js";
 import { formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
@@ -66,11 +66,7 @@ const noop = () => {};
 const state = { run: null, head: null, source: null, task: null, step: 0, check: null, views: null, hunk: null, cause: false };
 
 function showError(message) {
-  byId("run-loading").hidden = true;
-  byId("run-view").hidden = true;
-  const box = byId("run-error");
-  fill(box, el("strong", null, "Cannot show this run. "), message, " ", el("a", { href: "index.html" }, "Back to all runs"));
-  box.hidden = false;
+  showPageError("run", "Cannot show this run.", message);
 }
 
 function lastStep() {
