@@ -10,10 +10,15 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURE_RUNS, fixture_tasks
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-from viewer_measure import dom_problems, open_page
-from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
+BENCH = str(Path(__file__).resolve().parents[1] / "bench")
+# bench/ is on the path only while its modules are imported: it also holds bench/ray.py, which
+# would shadow the ray package for every later test (tests/test_ray_engine.py)
+sys.path.insert(0, BENCH)
+try:
+    from viewer_measure import dom_problems, open_page
+    from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
+finally:
+    sys.path.remove(BENCH)
 
 pytestmark = pytest.mark.browser
 
