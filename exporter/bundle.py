@@ -14,7 +14,8 @@ lazy ``import("./x.js")`` becomes ``__lazy("x.js")``: a promise of the module, w
 page's later bundle (``<page>.later.js``, next to the first one) the first time a module not
 yet registered is asked for. The bundles are not minified: rJSmin (tried) drops a space inside
 a template literal nested in another's ``${}`` (``, hunk`` became ``,hunk``), and gzip, which
-static hosts apply, takes the comments' share of the bytes anyway (run.js: 70 kB, 18 kB gzipped).
+static hosts apply, keeps the bundles small enough (run.js: 77 kB, 23 kB gzipped; minified it
+was 49 kB, 15 kB gzipped): correct code before the last 8 kB.
 """
 
 from __future__ import annotations
