@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from contract.errors import BadInput
 from exporter.attempts import shown_k
@@ -64,6 +67,29 @@ def favicon_data_url(static_dir: Path) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(path.read_bytes()).decode()
 
 
+def inline_script(static_dir: Path, name: str) -> tuple[Markup, str]:
+    """``static_dir/name`` as the text of an inline ``<script>`` and its CSP source
+    (``'sha256-<base64>'``, CSP Level 2 hash-source), so the page runs it without a request.
+
+    Raises:
+        BadInput: the file is missing or holds ``</script`` or ``<!--`` (it would end or change
+            the element).
+    """
+    path = static_dir / name
+    if not path.is_file():
+        raise BadInput(path, "script not found")
+    text = path.read_text(encoding="utf-8")
+    if re.search(r"</script|<!--", text, re.IGNORECASE):
+        raise BadInput(path, "holds </script or <!--, which would end the inlined script")
+    return Markup(text), csp_hash(text)
+
+
+def csp_hash(text: str) -> str:
+    """The CSP hash-source of an inline script or style's text: ``'sha256-<base64 digest>'``
+    (CSP Level 2, section 4.2.4)."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
 def _render(environment: jinja2.Environment, templates_dir: Path, name: str, **context: Any) -> bytes:
     try:
         html = environment.get_template(name).render(**context)
@@ -93,6 +119,8 @@ def render_pages(
         raise BadInput(templates_dir, "templates folder not found")
     environment = template_environment(templates_dir)
     environment.globals["favicon"] = favicon_data_url(templates_dir.parent / "static")
+    environment.globals["prefetch_script"], environment.globals["prefetch_hash"] = inline_script(
+        templates_dir.parent / "static", "prefetch-run.js")
     pages = {}
     for name in PAGES:
         pages[name] = _render(

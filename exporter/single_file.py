@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from contract.task_roots import TaskIndex
 from exporter.bundle import bundle_script
 from exporter.export import build_site_files
 from exporter.redact import Redactor
-from exporter.render import PREVIEW_ROWS, favicon_data_url, template_environment
+from exporter.render import PREVIEW_ROWS, csp_hash, favicon_data_url, template_environment
 
 SKIPPED_DATA = {"data/index.json"}
 """Data files the pages never load (index.json is rendered into the pages themselves)."""
@@ -43,13 +41,9 @@ def inline_data(files: dict[str, bytes]) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _sha256(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
-
-
 def single_file_csp(script: str, css: str) -> str:
     """The file's CSP: nothing from anywhere, but the one inline script and style (by hash) and data: images."""
-    return (f"default-src 'none'; script-src {_sha256(script)}; style-src {_sha256(css)}; "
+    return (f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
             "img-src data:; connect-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'")
 
 

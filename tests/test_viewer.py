@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -9,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[1]
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -238,8 +241,11 @@ def _assert_not_executed(page) -> None:
     assert page.evaluate("() => window.__pwned") is None
     assert page.locator("img").count() == 0
     assert page.locator("[onerror]").count() == 0
-    sources = page.evaluate("() => [...document.scripts].map((s) => s.getAttribute('src'))")
-    assert all(src and src.startswith("static/") for src in sources), sources
+    scripts = page.evaluate("() => [...document.scripts].map((s) => [s.getAttribute('src'), s.textContent])")
+    prefetch = (ROOT / "site" / "static" / "prefetch-run.js").read_text()
+    inline = [text for src, text in scripts if src is None]
+    assert inline in ([], [prefetch]), "no inline script but the page's own prefetch (CSP allows only its hash)"
+    assert all(src.startswith("static/") for src, _ in scripts if src is not None), scripts
 
 
 def test_xss_payloads_show_as_text_and_never_run(page_without_csp, served_site):
@@ -282,7 +288,13 @@ def test_every_page_carries_the_csp_meta(page, served_site):
         page.goto(f"{served_site.url}{name}?run=fixture-oracle-s1")
         meta = page.locator('meta[http-equiv="Content-Security-Policy"]')
         assert meta.count() == 1
-        assert meta.get_attribute("content") == CSP
+        if name == "run.html":  # its one inline script (static/prefetch-run.js), allowed by its hash
+            script = (ROOT / "site" / "static" / "prefetch-run.js").read_text()
+            digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+            assert meta.get_attribute("content") == CSP.replace("script-src 'self'", f"script-src 'self' 'sha256-{digest}'")
+            assert page.evaluate("() => typeof window.__prefetched") == "object", "the inline script ran"
+        else:
+            assert meta.get_attribute("content") == CSP
 
 
 def test_run_view_screenshot(page, served_site, tmp_path_factory):

@@ -208,7 +208,8 @@ def test_run_page_loads_one_bundle_of_the_first_paint_modules(served_site):
             "components/episode.js", "components/runsearch.js", "components/markdown.js"}
     assert not lazy & first, "parts drawn after the whole run file is in load lazily"
     assert lazy <= later and not first & later, "each module is in exactly one of the two bundles"
-    assert html.index("static/prefetch-run.js") < html.index('rel="stylesheet"'), "data fetches start first"
+    assert html.index("window.__prefetched") < html.index('rel="stylesheet"'), "the data fetch starts first"
+    assert "static/prefetch-run.js" not in html, "inlined: no request for it"
     assert 'rel="icon" href="data:image/svg+xml;base64,' in html, "the icon costs no request"
 
 
@@ -218,7 +219,7 @@ def test_the_later_bundle_loads_once_after_the_first_paint(served_site, page):
     page.goto(f"{served_site.url}run.html?run={RUN}")
     page.wait_for_selector("body[data-ready='1']")
     scripts = [url for url in requested if url.endswith(".js")]
-    assert scripts == ["static/prefetch-run.js", "static/bundles/run.js", "static/bundles/run.later.js"], scripts
+    assert scripts == ["static/bundles/run.js", "static/bundles/run.later.js"], scripts
     marks = page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('run.later.js'))"
                           ".map((e) => e.startTime > performance.getEntriesByName('first-step-rendered')[0].startTime)")
     assert marks == [True], "the later bundle is asked for after the first step is drawn"

@@ -36,9 +36,11 @@ CLEAN = """() => ({
   pwned: window.__pwned ?? null,
   handlers: [...document.querySelectorAll('*')].flatMap((node) => [...node.attributes]
     .filter((attribute) => /^on/i.test(attribute.name)).map((attribute) => `${node.tagName} ${attribute.name}`)),
-  injected: document.querySelectorAll('img, iframe, object, embed, frame, script:not([src])').length,
+  // the one inline script allowed: run.html's own first head script (static/prefetch-run.js, by its CSP hash)
+  injected: document.querySelectorAll('img, iframe, object, embed, frame').length + [...document.querySelectorAll('script:not([src])')]
+    .filter((script) => !(script.id === 'prefetch-run' && script === document.head.querySelector('script'))).length,
   javascriptUrls: document.querySelectorAll('[href^="javascript:" i], [src^="javascript:" i]').length,
-  scripts: [...document.scripts].map((script) => script.getAttribute('src')),
+  scripts: [...document.scripts].filter((script) => script.id !== 'prefetch-run').map((script) => script.getAttribute('src')),
 })"""
 
 

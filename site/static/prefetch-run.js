@@ -1,10 +1,8 @@
-// Run view, before its modules load: start fetching the run's small head file
-// (data/run-heads/<id>.json), so its download overlaps the module downloads; it is parsed as it
-// arrives, while the page waits for its modules. static/js/lib/data.js takes a response from
-// window.__prefetched when it loads the same path. Nothing else is started here: the head holds
-// all the first step needs, and pages/run.js fetches the task file and the whole run file once
-// that step is drawn (their downloads would compete with the head and the modules).
-// A classic script (no module), loaded first thing from the page's head.
+// Run view, inlined first thing in run.html's head (exporter/render.py inline_script; the page's
+// CSP allows it by its hash): start fetching the run's small head file (data/run-heads/<id>.json)
+// so its download overlaps the bundle's; lib/data.js takes the response from window.__prefetched
+// when it loads the same path. The head holds all the first step needs; pages/run.js fetches the
+// task file and the whole run file once that step is drawn.
 (function prefetchRun() {
   const runId = new URLSearchParams(location.search).get("run");
   if (!runId || typeof fetch !== "function") return;
