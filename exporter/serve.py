@@ -60,10 +60,14 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
         super().end_headers()
 
     def send_head(self):
-        """Headers for a file (tagged, maybe compressed, 304 when unchanged); folders and
-        missing files as :class:`SimpleHTTPRequestHandler` answers them."""
+        """Headers for a file or a folder's ``index.html`` (tagged, maybe compressed, 304 when
+        unchanged); other folders and missing files as :class:`SimpleHTTPRequestHandler`
+        answers them."""
         path = self.translate_path(self.path)
-        if os.path.isdir(path) or not os.path.isfile(path) or self.path.split("?", 1)[0].endswith("/"):
+        folder_url = self.path.split("?", 1)[0].split("#", 1)[0].endswith("/")
+        if folder_url and os.path.isdir(path) and os.path.isfile(os.path.join(path, "index.html")):
+            path = os.path.join(path, "index.html")  # a folder's index page, tagged and compressed too
+        elif os.path.isdir(path) or not os.path.isfile(path) or folder_url:
             return super().send_head()
         try:
             stat = os.stat(path)

@@ -63,6 +63,15 @@ def test_an_unchanged_file_is_revalidated_with_304_and_a_rewritten_one_is_sent_a
     assert gz_status == 200, "the gzip form has its own tag"
 
 
+def test_a_folders_index_page_is_compressed_like_any_file(site):
+    folder, url = site
+    (folder / "index.html").write_text("<!doctype html>" + "<p>run</p>" * 500)
+    status, headers, body = fetch(url, **{"Accept-Encoding": "gzip"})
+    assert status == 200 and headers["Content-Encoding"] == "gzip" and headers["ETag"]
+    assert gzip.decompress(body) == (folder / "index.html").read_bytes()
+    assert fetch(url, **{"If-None-Match": fetch(url)[1]["ETag"]})[0] == 304
+
+
 def test_missing_files_and_folders_answer_as_before(site):
     _, url = site
     assert fetch(f"{url}data/nope.json")[0] == 404
