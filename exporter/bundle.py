@@ -191,8 +191,15 @@ def bundle_script(js_dir: Path, entry: str) -> str:
     return script
 
 
-PAGE_ENTRIES = {"home": "pages/home.js", "run": "pages/run.js", "compare": "pages/compare.js"}
-"""Each page bundle's entry module (exporter.render.BUNDLES names the page of each)."""
+PAGE_ENTRIES = {"index.html": "pages/home.js", "run.html": "pages/run.js", "compare.html": "pages/compare.js"}
+"""Each page with scripts (exporter.render renders these) and its entry module; the page's
+bundle is named for the entry (:func:`bundle_name`)."""
+
+
+def bundle_name(page: str) -> str:
+    """The bundle of ``page`` (a :data:`PAGE_ENTRIES` key): its entry module's stem (``run``
+    for run.html, so ``static/bundles/run.js``)."""
+    return posixpath.splitext(posixpath.basename(PAGE_ENTRIES[page]))[0]
 MINIFIED = {"static/app.css": rcssmin.cssmin}
 """Static files the pages load before their first paint, written minified (rCSSmin)."""
 
@@ -207,7 +214,7 @@ def page_assets(static_dir: Path) -> dict[str, bytes]:
     """
     files: dict[str, bytes] = {}
     for page, entry in PAGE_ENTRIES.items():
-        files.update(page_bundles(static_dir / "js", entry, page))
+        files.update(page_bundles(static_dir / "js", entry, bundle_name(page)))
     for relative, minify in MINIFIED.items():
         path = static_dir / relative.removeprefix("static/")
         if not path.is_file():

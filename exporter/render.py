@@ -13,12 +13,12 @@ from markupsafe import Markup
 
 from contract.errors import BadInput
 from exporter.attempts import shown_k
+from exporter.bundle import PAGE_ENTRIES, bundle_name
 from exporter.gallery import paginate
 from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
-PAGES = ("index.html", "run.html", "compare.html")
-BUNDLES = {"index.html": "home", "run.html": "run", "compare.html": "compare"}
-"""Each page's bundle (static/bundles/<name>.js, :mod:`exporter.bundle`)."""
+PAGES = tuple(PAGE_ENTRIES)
+"""The pages rendered from the index (each loads its bundle, :mod:`exporter.bundle`)."""
 PREVIEW_ROWS = 50
 """Run rows index.html carries as plain HTML (the whole list comes from data/ via home.js)."""
 
@@ -125,7 +125,7 @@ def render_pages(
     for name in PAGES:
         pages[name] = _render(
             environment, templates_dir, name, index=index, page=name, root="", preview_rows=PREVIEW_ROWS,
-            bundle=BUNDLES[name],
+            bundle=bundle_name(name),
         )
     if gallery is None:
         return pages
