@@ -22,7 +22,8 @@ from typing import Any
 
 import orjson
 
-from exporter.run_folders import find_run_folders
+from contract.untrusted import Tree
+from exporter.run_folders import RUN_JSON_CAP, TRAJECTORY_CAP, find_run_folders
 
 VOCABULARY = tuple(f"{a}{b}" for a in ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "heron")
                    for b in ("fox", "lynx", "otter", "raven", "stoat", "wren", "yak", "zebu"))
@@ -30,8 +31,11 @@ VOCABULARY = tuple(f"{a}{b}" for a in ("amber", "basalt", "cobalt", "dune", "emb
 
 
 def _load(folder: Path) -> tuple[dict[str, Any], bytes]:
-    """A source run's run.json (parsed) and trajectory.json (raw bytes, parsed per copy)."""
-    return orjson.loads((folder / "run.json").read_bytes()), (folder / "trajectory.json").read_bytes()
+    """A source run's run.json (parsed) and trajectory.json (raw bytes, parsed per copy), read
+    as the exporter reads run folders: never through a link, within its size caps
+    (contract.untrusted.Tree; UnsafeInput naming the file otherwise)."""
+    tree = Tree(folder)
+    return tree.read_json("run.json", cap=RUN_JSON_CAP), tree.read_bytes("trajectory.json", cap=TRAJECTORY_CAP)
 
 
 def copy_id(source_id: str, number: int) -> str:

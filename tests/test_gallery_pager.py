@@ -71,3 +71,16 @@ def test_split_pages_link_each_other_and_list_every_group_once(site):
             assert len(parse(part).examples) <= 12 or len(groups) == 1
             numbers += [int(n) for n in groups]
         assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_the_big_site_generator_reads_source_runs_as_untrusted(tmp_path):
+    from contract.untrusted import UnsafeInput
+
+    source = tmp_path / "src" / "linked-run"
+    source.mkdir(parents=True)
+    (source / "run.json").write_bytes((FIXTURE_RUNS / "fixture-partial-s1" / "run.json").read_bytes())
+    outside = tmp_path / "secret.json"
+    outside.write_text('{"steps": []}')
+    (source / "trajectory.json").symlink_to(outside)
+    with pytest.raises(UnsafeInput, match="symbolic link"):
+        write_runs(tmp_path / "out", 2, [source])
