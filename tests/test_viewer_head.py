@@ -203,9 +203,10 @@ def test_run_page_loads_one_bundle_of_the_first_paint_modules(served_site):
     assert "modulepreload" not in html and "static/js/" not in html, "the page asks for one bundle, no module"
     first = _registered((served_site.out_dir / "static/bundles/run.js").read_text())
     later = _registered((served_site.out_dir / "static/bundles/run.later.js").read_text())
-    assert {"pages/run.js", "lib/dom.js", "components/detail.js", "components/checks.js"} <= first
+    assert {"pages/run.js", "lib/dom.js", "components/detail.js", "components/checks.js",
+            "components/episode.js", "components/episode-services.js"} <= first, "an episode's board is its first step"
     lazy = {"components/matrix.js", "components/timeline.js", "components/curve.js",
-            "components/episode.js", "components/runsearch.js", "components/markdown.js"}
+            "components/inspector.js", "components/runsearch.js", "components/markdown.js"}
     assert not lazy & first, "parts drawn after the whole run file is in load lazily"
     assert lazy <= later and not first & later, "each module is in exactly one of the two bundles"
     assert html.index("window.__prefetched") < html.index('rel="stylesheet"'), "the data fetch starts first"

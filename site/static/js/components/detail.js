@@ -8,6 +8,7 @@
 // the block's height limit (aria-expanded).
 
 import { el, byId, clear, fill } from "../lib/dom.js";
+import { formatCount } from "../lib/format.js";
 import { loadTextParts } from "../lib/data.js";
 
 const OP_CLASS = { " ": "ctx", "+": "add", "-": "del" };
@@ -190,7 +191,7 @@ export function updateLongTexts(step, argumentsText, outputText) {
     const info = step.lazy && step.lazy[field];
     button.hidden = !info;
     button.dataset.loaded = "0";
-    if (info) fill(button, `Show all ${info.chars.toLocaleString("en")} characters (shortened here)`);
+    if (info) fill(button, `Show all ${formatCount(info.chars)} characters (shortened here)`);
     else if (button.firstChild) clear(button);
   }
 }

@@ -4,6 +4,7 @@
 
 import { blameAt, causeAt, failureAt } from "../lib/data.js";
 import { el, fill } from "../lib/dom.js";
+import { formatCount } from "../lib/format.js";
 
 const PART_CHARS = { instruction: 4000, message: 2000, arguments: 2000, output: 2000, diff: 3000 };
 
@@ -85,7 +86,7 @@ export async function copyRunMarkdown(run, task, status) {
   const text = runMarkdown(run, task);
   try {
     await navigator.clipboard.writeText(text);
-    fill(status, `Copied ${text.length.toLocaleString("en")} characters of Markdown.`);
+    fill(status, `Copied ${formatCount(text.length)} characters of Markdown.`);
   } catch {
     const box = el("textarea", { class: "markdown-fallback", id: "copy-markdown-text", readonly: "", "aria-label": "The run as Markdown" });
     box.value = text;

@@ -17,8 +17,9 @@
 // Every string from a run is inserted as text (dom.js).
 
 import { byId, el, fill } from "../lib/dom.js";
+import { formatCount } from "../lib/format.js";
 
-const count = (n) => Number(n).toLocaleString("en");
+const count = (n) => formatCount(n);
 
 function figure(field, name, value) {
   return el("div", { dataset: { field } }, el("dt", null, name), el("dd", null, value));

@@ -269,19 +269,41 @@ export function causeAt(run, n, checkId) {
   return found && typeof found.summary === "string" ? found : null;
 }
 
+// blameAt's answers, per steps array and check id: answer[n] for every step n it walked back over
+// while the check failed (the same answer from each of them), so moving step by step along a long
+// red stretch costs one step's look-up, not the whole stretch's.
+const blameMemo = new WeakMap();
+
 /**
  * The blame of check `index` (id `checkId`) failing at step n: {step, hunk} of the latest step at
  * or before n where it turned red (hunk: that step's diff hunk index, or null), or null when it
  * does not fail at n.
  */
 export function blameAt(run, n, index, checkId) {
-  if (stateAt(run.steps[n], index) !== "0") return null;
+  const steps = run.steps;
+  if (stateAt(steps[n], index) !== "0") return null;
+  let byCheck = blameMemo.get(steps);
+  if (!byCheck) blameMemo.set(steps, (byCheck = new Map()));
+  let memo = byCheck.get(checkId);
+  if (!memo) byCheck.set(checkId, (memo = []));
+  const walked = [];
+  let found = null;
   for (let m = n; m >= 0; m -= 1) {
-    const blame = run.steps[m].blame || {};
-    if (Object.hasOwn(blame, checkId)) return { step: m, hunk: blame[checkId] };
-    if (stateAt(run.steps[m], index) !== "0") break;
+    if (memo[m] !== undefined) {
+      found = memo[m];
+      break;
+    }
+    const blame = steps[m].blame || {};
+    if (Object.hasOwn(blame, checkId)) {
+      found = { step: m, hunk: blame[checkId] };
+      if (stateAt(steps[m], index) === "0") walked.push(m);
+      break;
+    }
+    if (stateAt(steps[m], index) !== "0") break;
+    walked.push(m);
   }
-  return null;
+  for (const m of walked) memo[m] = found;
+  return found;
 }
 
 /** The step's final reward level: run.final.reward when it is a number, else the last step's total. */

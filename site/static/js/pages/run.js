@@ -35,23 +35,25 @@
 
 import { byId, fill, el, showPageError } from "../lib/dom.js";
 import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, loadTaskInputs, runAlias, startRunDownload } from "../lib/data.js";
-import { formatDelta, formatReward } from "../lib/format.js";
+import { formatCount, formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { highlightHunk, renderStepDetail } from "../components/detail.js";
 import { renderModelTurn, renderRunModel } from "../components/model-turn.js";
 import { renderStepAtif } from "../components/atif-parts.js";
 import { renderTrialPanel } from "../components/trial-panel.js";
 import { pageQuery } from "../lib/params.js";
+import { mountEpisodeBoard, mountEpisodeView } from "../components/episode.js";
 
-// Parts not needed to draw the first step load after it (lazy imports; the page preloads only the
-// above, so fewer files stand between the navigation and the first step). params.js too: the
-// address is written from the first step move on (it already names the run and the step).
+// Parts not needed to draw the first step load after it (lazy imports; the page's first bundle holds
+// only the above, so fewer files stand between the navigation and the first step). The episode
+// modules are above: an episode run's first step is its board, and importing them once its head was
+// in left a frame (the page's first style and layout) between the head and the step. params.js
+// too: the address is written from the first step move on (it already names the run and the step).
 function laterModules() {
   return Promise.all([
     import("../components/timeline.js"),
     import("../components/curve.js"),
     import("../components/matrix.js"),
-    import("../components/episode.js"),
     import("../components/inspector.js"),
     import("../lib/nav.js"),
     import("../components/runsearch.js"),
@@ -93,12 +95,20 @@ function writeUrl() {
   if (writeParams) writeParams(place(state.step, state.check, state.hunk, state.cause));
 }
 
+// The blame links' addresses, by step, check and hunk (a step switch updates every failing check's
+// link: building each address again was most of the checks panel's time on long runs).
+const blameHrefs = new Map();
+
 /** A failing check's cause and blame at the current step, for the checks panel. */
 function whyOf(checkId, index) {
   const source = state.source;
   const cause = causeAt(source, state.step, checkId);
   const blame = source === state.run ? blameAt(source, state.step, index, checkId) : null;
-  return { cause, blame, href: blame ? permalink(place(blame.step, checkId, blame.hunk, false)) : "" };
+  if (!blame) return { cause, blame, href: "" };
+  const key = `${blame.step}\u0000${blame.hunk}\u0000${checkId}`;
+  let href = blameHrefs.get(key);
+  if (href === undefined) blameHrefs.set(key, (href = permalink(place(blame.step, checkId, blame.hunk, false))));
+  return { cause, blame, href };
 }
 
 /** The catalog index of check `checkId`, from the task file or (until it is in) the head; -1 if unknown. */
@@ -239,13 +249,13 @@ function markFirstPaint() {
 /**
  * Draw the requested step from the head file alone: header, step detail and the checks panel's
  * first groups (the head's task; the others are built when the task file and run file are in);
- * for an episode run also its board (`episodeModule`: components/episode.js, loaded for episode heads).
+ * for an episode run also its board (`episodeBoard` true: components/episode.js's mountEpisodeBoard).
  */
-function showFromHead(wanted, episodeModule) {
+function showFromHead(wanted, episodeBoard) {
   state.source = state.head;
   renderHeader(state.head, state.head.task);
   const status = byId("run-rest-status");
-  fill(status, `Loading all ${state.head.step_count.toLocaleString("en")} steps\u2026`);
+  fill(status, `Loading all ${formatCount(state.head.step_count)} steps\u2026`);
   status.hidden = false;
   byId("run-loading").hidden = true;
   // until the run search is wired (with the whole run), Enter in its box must not submit the form
@@ -259,7 +269,7 @@ function showFromHead(wanted, episodeModule) {
     checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.head.task, selectCheck, openBlame),
     matrix: noop,
     inspector: noop,
-    episode: episodeModule ? episodeModule.mountEpisodeBoard(state.head) : null,
+    episode: episodeBoard ? mountEpisodeBoard(state.head) : null,
   };
   show(wanted, true);
   markFirstStep();
@@ -289,7 +299,7 @@ async function showWhole(modules) {
     checks,
     matrix: noop,
     inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id))),
-    episode: timed("episode", () => modules.mountEpisodeView(run, show, drawnFromHead)),
+    episode: timed("episode", () => mountEpisodeView(run, show, drawnFromHead)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
@@ -346,12 +356,11 @@ async function main() {
     }
     const head = state.head;
     // A step past the head's needs the whole file, and so does an episode head without its
-    // episode block (the end of the incident; exported before it): both wait for it. An episode
-    // head's board needs the episode modules before its first step is drawn.
+    // episode block (the end of the incident; exported before it): both wait for it.
     const inHead = head && Math.min(Math.max(Number.parseInt(wanted, 10) || 0, 0), head.step_count - 1) < head.steps.length;
     const episodeHead = Boolean(head) && head.kind === "episode";
     const fromHead = inHead && (!episodeHead || Boolean(head.episode));
-    if (fromHead) showFromHead(wanted, episodeHead ? await import("../components/episode.js") : null);
+    if (fromHead) showFromHead(wanted, episodeHead);
     // The task file and the whole run file are fetched once the first step is drawn (nothing but
     // the head stands before it); the panel's other checks and every other part wait for both.
     if (head) startRunDownload(runId);
