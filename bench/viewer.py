@@ -15,6 +15,11 @@ Modes (any together):
   200 checks in a 1,000-run site: home bytes, first step, step switch (today's output).
 - ``--big-site N``: N runs copied from ``--sample-from`` (real run folders) with distinct
   content, exported (export time, site size per run) and measured like ``--site``.
+- ``--before OLD --site NEW --run ID...`` (alone): each run's step switch on both sites in
+  ``--rounds`` alternating pairs (bench/viewer_ab.py), the ratio now / before of each pair and
+  their median: the way to compare step switches, which move more between sittings than between
+  versions. ``--write-generated DIR`` writes the generated runs (``DIR/runs``) and stops, so two
+  versions can export the same ones (then ``--run bench-big``).
 
 At the mark, the step's tool call, arguments, output, diff rows and the visible check labels
 (episodes: the action's result and the board) must be in the DOM; a run whose mark fires
@@ -24,6 +29,8 @@ Targets (issue 19): before the first step <= 100 kB and <= 6 requests, home <= 3
 
 Usage: .venv/bin/python bench/viewer.py [--site DIR [--all-runs] [--run ID]...] [--generated] [--big-site N
 --sample-from RUNS] [--loads 5] [--all-loads 3] [--switches 300] [--json OUT] [--baseline FILE]
+       .venv/bin/python bench/viewer.py --before OLD_SITE --site NEW_SITE --run ID... [--rounds 3]
+       .venv/bin/python bench/viewer.py --write-generated DIR
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from big_site import write_runs
+from viewer_ab import print_pairs, switch_pairs
 from viewer_generated import BIG_RUN, generate
 from viewer_measure import MeasureError, open_browser
 from viewer_site import (
@@ -256,7 +264,16 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--all-loads", type=int, default=3, help="with --all-runs: loads of every run (median)")
     parser.add_argument("--json", type=Path, help="write every figure to this JSON file")
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: print ratios against it")
+    parser.add_argument("--before", type=Path, metavar="OLD_SITE",
+                        help="with --site and --run: step switches on both sites in alternating pairs")
+    parser.add_argument("--rounds", type=int, default=3, help="with --before: pairs per run")
+    parser.add_argument("--write-generated", type=Path, metavar="DIR",
+                        help="write the generated runs into DIR/runs (for two versions to export) and stop")
     args = parser.parse_args()
+    if args.before and (args.site is None or not args.run):
+        parser.error("--before needs --site (the site now) and at least one --run")
+    if args.rounds < 1 or args.switches < 1:
+        parser.error("--rounds and --switches must be at least 1")
     if args.big_site and args.sample_from is None:
         parser.error("--big-site needs --sample-from (a folder of run folders, e.g. the demo's runs)")
     if (args.all_runs or args.run) and args.site is None:
@@ -266,19 +283,51 @@ def arguments() -> argparse.Namespace:
     return args
 
 
+def measure_interleaved(before: Path, now: Path, run_ids: list[str], rounds: int, switches: int) -> dict:
+    """--before mode: :func:`viewer_ab.switch_pairs` for each run, printed; problems listed, not raised."""
+    from playwright.sync_api import sync_playwright
+
+    result: dict = {"before_site": str(before), "site": str(now), "runs": {}, "problems": []}
+    servers = [serve_in_background(site, port=0, host="127.0.0.1") for site in (before, now)]
+    try:
+        with sync_playwright() as playwright:
+            browser, _ = open_browser(playwright)
+            try:
+                for run_id in run_ids:
+                    try:
+                        result["runs"][run_id] = switch_pairs(browser, servers[0][1], servers[1][1], run_id, rounds, switches)
+                    except MeasureError as error:
+                        result["problems"].append(str(error))
+                        continue
+                    print_pairs(result["runs"][run_id])
+            finally:
+                browser.close()
+    finally:
+        for server, _ in servers:
+            server.shutdown()
+            server.server_close()
+    return result
+
+
 def main() -> int:
     """Run the chosen modes, print the figures, write --json, print --baseline ratios.
 
     Returns 1 when a run broke the mark's DOM contract or could not be measured, else 0.
     """
     args = arguments()
+    if args.write_generated:
+        folder = generate(args.write_generated, args.steps, args.checks, args.runs)
+        print(f"wrote {args.runs} generated runs into {folder} (the big one: {BIG_RUN})")
+        return 0
     started = time.perf_counter()
     figures: dict = {"load_average_start": os.getloadavg()}
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in figures['load_average_start'])} (2 cores)")
-    if args.site:
+    if args.before:
+        figures["interleaved"] = measure_interleaved(args.before, args.site, args.run, args.rounds, args.switches)
+    elif args.site:
         all_loads = args.all_loads if args.all_runs else 0
         figures["site"] = measure_site(args.site, args.loads, args.switches, all_loads, tuple(args.run))
-    if args.generated or not (args.site or args.big_site):
+    if args.generated or not (args.site or args.big_site or args.before):
         figures["generated"] = measure_generated(args.steps, args.checks, args.runs, args.switches, args.loads)
     if args.big_site:
         figures["big_site"] = measure_big_site(args.big_site, args.sample_from, args.loads, args.switches)
@@ -292,7 +341,7 @@ def main() -> int:
         print(f"ratios against {args.baseline} (now / before):")
         for line in ratios(figures, json.loads(args.baseline.read_text())):
             print(f"  {line}")
-    problems = [p for part in ("site", "generated", "big_site") for p in figures.get(part, {}).get("problems", [])]
+    problems = [p for part in ("site", "generated", "big_site", "interleaved") for p in figures.get(part, {}).get("problems", [])]
     for problem in problems:
         print(f"FAILED: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -15,7 +15,8 @@ BENCH = str(Path(__file__).resolve().parents[1] / "bench")
 # would shadow the ray package for every later test (tests/test_ray_engine.py)
 sys.path.insert(0, BENCH)
 try:
-    from viewer_measure import dom_problems, open_page
+    from viewer_ab import switch_pairs
+    from viewer_measure import MeasureError, dom_problems, open_page
     from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
 finally:
     sys.path.remove(BENCH)
@@ -135,3 +136,20 @@ def test_dom_problems_names_each_missing_part():
                         "1 of the 2 visible checks had no label at the mark (first: b)"]
     assert dom_problems(None, ready, []) == ["the mark was never set"]
 
+
+
+def test_alternating_switch_pairs_give_a_ratio_per_pair(two_run_site, browser):
+    _, url = two_run_site
+    result = switch_pairs(browser, url, url, "fixture-oracle-s1", rounds=2, switches=12)
+    assert len(result["pairs"]) == 2
+    for pair in result["pairs"]:
+        for side in ("before", "now"):
+            assert 0 < pair[side]["switch_median_ms"] <= pair[side]["switch_p95_ms"] < 10_000
+        assert pair["ratio"] == pair["now"]["switch_median_ms"] / pair["before"]["switch_median_ms"]
+    assert result["ratio_min"] <= result["ratio_median"] <= result["ratio_max"]
+
+
+def test_alternating_switch_pairs_name_a_run_that_does_not_load(two_run_site, browser):
+    _, url = two_run_site
+    with pytest.raises(MeasureError, match="no-such-run"):
+        switch_pairs(browser, url, url, "no-such-run", rounds=1, switches=5, timeout_ms=3_000)

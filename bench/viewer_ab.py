@@ -1,0 +1,77 @@
+"""Step switches of one run on two exported sites ("before" and "now"), alternating in one browser.
+
+Two bench runs minutes apart differ by more than a step switch's change (on this 2-core machine a
+run's median moved from 4.7 to 6.5 ms between sittings), so a before/after figure for the step
+switch is taken as pairs: in each round the run is opened on both sites, one after the other in
+fresh pages of the same Chromium, the order swapped every round, warmed with WARM_SWITCHES
+switches, then measured with bench/viewer_measure.py's SWITCH_LOOP. Each pair gives a ratio
+now / before; the median of the ratios is the figure. The switch is timed after the page is
+loaded, so it does not matter which version's server serves the files (both are served by this
+checkout's exporter/serve.py).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from viewer_measure import SWITCH_LOOP, MeasureError, open_page, switch_times
+from viewer_site import run_url
+
+WARM_SWITCHES = 40
+"""Switches before the measured ones (first-time compilation and layout of each part)."""
+
+
+def _switches_on(browser, base: str, run_id: str, switches: int, timeout_ms: int) -> dict:
+    from playwright.sync_api import Error as PlaywrightError
+
+    context, page = open_page(browser)
+    try:
+        try:
+            page.goto(run_url(base, run_id))
+            page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
+        except PlaywrightError as error:
+            raise MeasureError(f"{run_url(base, run_id)}: the page did not get ready "
+                               f"({str(error).splitlines()[0]}); page errors: {page.bench_errors or 'none'}") from error
+        page.evaluate(SWITCH_LOOP, WARM_SWITCHES)
+        page.evaluate("() => performance.clearMeasures()")
+        return switch_times(page, switches)
+    finally:
+        context.close()
+
+
+def switch_pairs(browser, before: str, now: str, run_id: str, rounds: int, switches: int,
+                 timeout_ms: int = 60_000) -> dict:
+    """``rounds`` pairs of step-switch figures of ``run_id`` on the sites served at ``before`` and
+    ``now`` (base URLs ending with /), in swapped order every round; a page not ready within
+    ``timeout_ms`` is a MeasureError.
+
+    Returns ``{"run_id", "pairs": [{"before": figures, "now": figures, "ratio"}], "ratio_median",
+    "ratio_min", "ratio_max"}``; figures are :func:`viewer_measure.switch_times` answers (ms) and
+    a ratio is now's median switch over before's. Raises MeasureError when a page does not get
+    ready; ValueError when ``rounds`` or ``switches`` is below 1.
+    """
+    if rounds < 1 or switches < 1:
+        raise ValueError("rounds and switches must be at least 1")
+    pairs = []
+    for number in range(rounds):
+        order = (("before", before), ("now", now)) if number % 2 == 0 else (("now", now), ("before", before))
+        pair = {name: _switches_on(browser, base, run_id, switches, timeout_ms) for name, base in order}
+        pair["ratio"] = pair["now"]["switch_median_ms"] / pair["before"]["switch_median_ms"]
+        pairs.append(pair)
+    ratios = [pair["ratio"] for pair in pairs]
+    return {"run_id": run_id, "pairs": pairs, "ratio_median": statistics.median(ratios),
+            "ratio_min": min(ratios), "ratio_max": max(ratios)}
+
+
+def print_pairs(result: dict) -> None:
+    """One line per pair and the ratios' median, as bench/viewer.py prints them."""
+    print(f"step switch, before / now alternating: {result['run_id']}")
+    for number, pair in enumerate(result["pairs"], 1):
+        before, now = pair["before"], pair["now"]
+        js = ""
+        if before["switch_js_median_ms"] is not None and now["switch_js_median_ms"] is not None:
+            js = f" (JS {before['switch_js_median_ms']:.2f} / {now['switch_js_median_ms']:.2f})"
+        print(f"  pair {number}: median {before['switch_median_ms']:.2f} / {now['switch_median_ms']:.2f} ms, "
+              f"p95 {before['switch_p95_ms']:.2f} / {now['switch_p95_ms']:.2f} ms{js}: {pair['ratio']:.2f}x")
+    print(f"  now / before: median {result['ratio_median']:.2f}x (min {result['ratio_min']:.2f}, "
+          f"max {result['ratio_max']:.2f})")
