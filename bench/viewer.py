@@ -18,7 +18,9 @@ Modes (any together):
 - ``--before OLD --site NEW --run ID...`` (alone): each run's step switch on both sites in
   ``--rounds`` alternating pairs (bench/viewer_ab.py), the ratio now / before of each pair and
   their median: the way to compare step switches, which move more between sittings than between
-  versions. ``--write-generated DIR`` writes the generated runs (``DIR/runs``) and stops, so two
+  versions. With ``--all-runs``: every run of NEW also loaded ``--all-loads`` times on each site,
+  alternating, and the distribution of the per-run ratios of first-step times. OLD is a folder
+  (served by this checkout) or the URL of a server already serving it (its own version's). ``--write-generated DIR`` writes the generated runs (``DIR/runs``) and stops, so two
   versions can export the same ones (then ``--run bench-big``).
 
 At the mark, the step's tool call, arguments, output, diff rows and the visible check labels
@@ -29,7 +31,7 @@ Targets (issue 19): before the first step <= 100 kB and <= 6 requests, home <= 3
 
 Usage: .venv/bin/python bench/viewer.py [--site DIR [--all-runs] [--run ID]...] [--generated] [--big-site N
 --sample-from RUNS] [--loads 5] [--all-loads 3] [--switches 300] [--json OUT] [--baseline FILE]
-       .venv/bin/python bench/viewer.py --before OLD_SITE --site NEW_SITE --run ID... [--rounds 3]
+       .venv/bin/python bench/viewer.py --before OLD_SITE|URL --site NEW_SITE [--run ID]... [--rounds 3] [--all-runs]
        .venv/bin/python bench/viewer.py --write-generated DIR
 """
 
@@ -45,10 +47,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from big_site import write_runs
-from viewer_ab import print_pairs, switch_pairs
+from viewer_ab import first_step_pairs, print_pairs, switch_pairs
 from viewer_generated import BIG_RUN, generate
-from viewer_measure import MeasureError, open_browser
+from viewer_measure import MeasureError, open_browser, open_page
 from viewer_site import (
+    distribution,
     first_write_step,
     measure_all,
     measure_pages,
@@ -264,14 +267,14 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--all-loads", type=int, default=3, help="with --all-runs: loads of every run (median)")
     parser.add_argument("--json", type=Path, help="write every figure to this JSON file")
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: print ratios against it")
-    parser.add_argument("--before", type=Path, metavar="OLD_SITE",
-                        help="with --site and --run: step switches on both sites in alternating pairs")
+    parser.add_argument("--before", metavar="OLD_SITE|URL",
+                        help="with --site and --run/--all-runs: both sites measured in alternating pairs")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: pairs per run")
     parser.add_argument("--write-generated", type=Path, metavar="DIR",
                         help="write the generated runs into DIR/runs (for two versions to export) and stop")
     args = parser.parse_args()
-    if args.before and (args.site is None or not args.run):
-        parser.error("--before needs --site (the site now) and at least one --run")
+    if args.before and (args.site is None or not (args.run or args.all_runs)):
+        parser.error("--before needs --site (the site now) and --run or --all-runs")
     if args.rounds < 1 or args.switches < 1:
         parser.error("--rounds and --switches must be at least 1")
     if args.big_site and args.sample_from is None:
@@ -283,23 +286,35 @@ def arguments() -> argparse.Namespace:
     return args
 
 
-def measure_interleaved(before: Path, now: Path, run_ids: list[str], rounds: int, switches: int) -> dict:
-    """--before mode: :func:`viewer_ab.switch_pairs` for each run, printed; problems listed, not raised."""
+def measure_interleaved(before: str, now: Path, run_ids: list[str], rounds: int, switches: int,
+                        all_loads: int) -> dict:
+    """--before mode: :func:`viewer_ab.switch_pairs` for each named run and, with ``all_loads``,
+    :func:`viewer_ab.first_step_pairs` for every run of ``now``; printed; problems listed, not raised.
+    ``before``: a site folder or the base URL of a server serving one."""
     from playwright.sync_api import sync_playwright
 
-    result: dict = {"before_site": str(before), "site": str(now), "runs": {}, "problems": []}
-    servers = [serve_in_background(site, port=0, host="127.0.0.1") for site in (before, now)]
+    result: dict = {"before_site": before, "site": str(now), "runs": {}, "problems": []}
+    servers = [serve_in_background(now, port=0, host="127.0.0.1")]
+    if before.startswith(("http://", "https://")):
+        before_base = before if before.endswith("/") else f"{before}/"
+    else:
+        servers.append(serve_in_background(Path(before), port=0, host="127.0.0.1"))
+        before_base = servers[1][1]
+    bases = {"before": before_base, "now": servers[0][1]}
     try:
         with sync_playwright() as playwright:
             browser, _ = open_browser(playwright)
             try:
                 for run_id in run_ids:
                     try:
-                        result["runs"][run_id] = switch_pairs(browser, servers[0][1], servers[1][1], run_id, rounds, switches)
+                        result["runs"][run_id] = switch_pairs(browser, bases["before"], bases["now"], run_id, rounds, switches)
                     except MeasureError as error:
                         result["problems"].append(str(error))
                         continue
                     print_pairs(result["runs"][run_id])
+                if all_loads:
+                    result["first_steps"] = first_steps_paired(browser, bases, site_runs(now), all_loads)
+                    result["problems"] += result["first_steps"].pop("problems")
             finally:
                 browser.close()
     finally:
@@ -307,6 +322,37 @@ def measure_interleaved(before: Path, now: Path, run_ids: list[str], rounds: int
             server.shutdown()
             server.server_close()
     return result
+
+
+def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> dict:
+    """Every run's first step on both sites, alternating (:func:`viewer_ab.first_step_pairs`):
+    per-run figures, the distributions of the ratios by kind, printed; ``problems`` listed."""
+    pages = {side: open_page(browser)[1] for side in ("before", "now")}
+    runs: dict[str, dict] = {}
+    problems: list[str] = []
+    for number, row in enumerate(rows, 1):
+        try:
+            figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=number % 2 == 1)
+        except MeasureError as error:
+            problems.append(str(error))
+            continue
+        problems += figures.pop("problems")
+        runs[row["run_id"]] = {**figures, "kind": row["kind"]}
+        if number % 20 == 0:
+            print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
+    spread = {}
+    print(f"first step, before / now alternating ({loads} loads each, medians), ratio now / before per run:")
+    for kind in ("all", "alerting", "episode"):
+        chosen = [f for f in runs.values() if kind == "all" or f["kind"] == kind]
+        spread[kind] = {name: distribution([f[name] for f in chosen]) for name in ("ratio", "before_median", "now_median")}
+        spread[kind]["runs"] = len(chosen)
+        spread[kind]["at_most_half"] = sum(f["ratio"] <= 0.5 for f in chosen)
+        if chosen:
+            r, b, n = (spread[kind][name] for name in ("ratio", "before_median", "now_median"))
+            print(f"  {kind} ({len(chosen)} runs): ratio min {r['min']:.2f} / median {r['median']:.2f} / p90 "
+                  f"{r['p90']:.2f} / max {r['max']:.2f}, {spread[kind]['at_most_half']} at or under 0.5; "
+                  f"median first step {b['median']:.0f} -> {n['median']:.0f} ms")
+    return {"runs": runs, "distribution": spread, "problems": problems}
 
 
 def main() -> int:
@@ -323,7 +369,8 @@ def main() -> int:
     figures: dict = {"load_average_start": os.getloadavg()}
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in figures['load_average_start'])} (2 cores)")
     if args.before:
-        figures["interleaved"] = measure_interleaved(args.before, args.site, args.run, args.rounds, args.switches)
+        figures["interleaved"] = measure_interleaved(args.before, args.site, args.run, args.rounds, args.switches,
+                                                     args.all_loads if args.all_runs else 0)
     elif args.site:
         all_loads = args.all_loads if args.all_runs else 0
         figures["site"] = measure_site(args.site, args.loads, args.switches, all_loads, tuple(args.run))

@@ -1,4 +1,4 @@
-"""Step switches of one run on two exported sites ("before" and "now"), alternating in one browser.
+"""Step switches and first steps of runs on two exported sites ("before" and "now"), alternating.
 
 Two bench runs minutes apart differ by more than a step switch's change (on this 2-core machine a
 run's median moved from 4.7 to 6.5 ms between sittings), so a before/after figure for the step
@@ -7,14 +7,19 @@ fresh pages of the same Chromium, the order swapped every round, warmed with WAR
 switches, then measured with bench/viewer_measure.py's SWITCH_LOOP. Each pair gives a ratio
 now / before; the median of the ratios is the figure. The switch is timed after the page is
 loaded, so it does not matter which version's server serves the files (both are served by this
-checkout's exporter/serve.py).
+checkout's exporter/serve.py, or "before" by its own version's server, given as a URL).
+
+First steps (:func:`first_step_pairs`) are paired the same way, load by load: each run is loaded
+``loads`` times on each site, alternating (before, now, before, now, ...; "now" first on odd
+runs), in two pages of one browser, and its ratio is the median of now's times over the median
+of before's.
 """
 
 from __future__ import annotations
 
 import statistics
 
-from viewer_measure import SWITCH_LOOP, MeasureError, open_page, switch_times
+from viewer_measure import SWITCH_LOOP, MeasureError, load_run, open_page, switch_times
 from viewer_site import run_url
 
 WARM_SWITCHES = 40
@@ -75,3 +80,29 @@ def print_pairs(result: dict) -> None:
               f"p95 {before['switch_p95_ms']:.2f} / {now['switch_p95_ms']:.2f} ms{js}: {pair['ratio']:.2f}x")
     print(f"  now / before: median {result['ratio_median']:.2f}x (min {result['ratio_min']:.2f}, "
           f"max {result['ratio_max']:.2f})")
+
+
+def first_step_pairs(pages: dict, bases: dict, run_id: str, loads: int, swap: bool = False) -> dict:
+    """First-step times (``first-step-rendered``, ms from navigation) of ``run_id`` loaded
+    ``loads`` times on each of two sites, alternating; ``pages``/``bases`` map "before" and "now"
+    to an open page (:func:`viewer_measure.open_page`) and a base URL; ``swap`` starts with now.
+
+    Returns ``{"before_ms": [...], "now_ms": [...], "before_median", "now_median", "ratio",
+    "problems"}`` (problems: the DOM contract's, of now's loads only: the version before may
+    predate the contract). Raises MeasureError when a page does not get ready or a side never
+    sets the mark.
+    """
+    order = ("now", "before") if swap else ("before", "now")
+    times: dict[str, list[float]] = {"before": [], "now": []}
+    problems: list[str] = []
+    for number in range(loads):
+        for side in order:
+            load, found = load_run(pages[side], bases[side], run_url(bases[side], run_id), quiet=False)
+            if load.mark_ms is None:
+                raise MeasureError(f"{run_id} ({side}): the mark first-step-rendered was never set")
+            times[side].append(load.mark_ms)
+            if side == "now":
+                problems += [f"{run_id}: load {number + 1}: {p}" for p in found]
+    before, now = statistics.median(times["before"]), statistics.median(times["now"])
+    return {"before_ms": times["before"], "now_ms": times["now"], "before_median": before, "now_median": now,
+            "ratio": now / before, "problems": problems}

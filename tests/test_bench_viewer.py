@@ -15,7 +15,7 @@ BENCH = str(Path(__file__).resolve().parents[1] / "bench")
 # would shadow the ray package for every later test (tests/test_ray_engine.py)
 sys.path.insert(0, BENCH)
 try:
-    from viewer_ab import switch_pairs
+    from viewer_ab import first_step_pairs, switch_pairs
     from viewer_measure import MeasureError, dom_problems, open_page
     from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
 finally:
@@ -153,3 +153,19 @@ def test_alternating_switch_pairs_name_a_run_that_does_not_load(two_run_site, br
     _, url = two_run_site
     with pytest.raises(MeasureError, match="no-such-run"):
         switch_pairs(browser, url, url, "no-such-run", rounds=1, switches=5, timeout_ms=3_000)
+
+
+def test_first_step_pairs_alternate_the_sites_and_give_a_ratio(two_run_site, browser):
+    _, url = two_run_site
+    pages = {side: open_page(browser)[1] for side in ("before", "now")}
+    seen = []
+    for side, page in pages.items():
+        page.on("request", lambda request, side=side: seen.append(side) if "run.html" in request.url else None)
+    result = first_step_pairs(pages, {"before": url, "now": url}, "fixture-episode-easy", loads=2, swap=True)
+    assert seen == ["now", "before", "now", "before"]
+    assert len(result["before_ms"]) == len(result["now_ms"]) == 2
+    assert all(0 < ms < 60_000 for ms in result["before_ms"] + result["now_ms"])
+    assert result["ratio"] == result["now_median"] / result["before_median"]
+    assert result["problems"] == []
+    for page in pages.values():
+        page.context.close()
