@@ -186,9 +186,20 @@ def bundle_script(js_dir: Path, entry: str) -> str:
     """
     names = [path.relative_to(js_dir).as_posix() for path in sorted(js_dir.rglob("*.js"))]
     script = LOADER + SINGLE_LAZY + _registrations(js_dir, names) + entry
-    if re.search(r"</script|<!--", script, re.IGNORECASE):
-        raise BadInput(js_dir, "a module holds </script or <!--, which would end the inlined script")
+    refuse_script_end(js_dir, script)
     return script
+
+
+SCRIPT_END = re.compile(r"</script|<!--", re.IGNORECASE)
+"""What would end an inline ``<script>`` element or change how its text is parsed (HTML
+Standard, "restrictions for contents of script elements")."""
+
+
+def refuse_script_end(path: Path, script: str) -> None:
+    """Raise BadInput naming ``path`` when ``script`` holds ``</script`` or ``<!--`` (SCRIPT_END),
+    so it cannot be inlined into a page as the text of a ``<script>``."""
+    if SCRIPT_END.search(script):
+        raise BadInput(path, "holds </script or <!--, which would end the inlined script")
 
 
 PAGE_ENTRIES = {"index.html": "pages/home.js", "run.html": "pages/run.js", "compare.html": "pages/compare.js"}
@@ -200,6 +211,8 @@ def bundle_name(page: str) -> str:
     """The bundle of ``page`` (a :data:`PAGE_ENTRIES` key): its entry module's stem (``run``
     for run.html, so ``static/bundles/run.js``)."""
     return posixpath.splitext(posixpath.basename(PAGE_ENTRIES[page]))[0]
+
+
 MINIFIED = {"static/app.css": rcssmin.cssmin}
 """Static files the pages load before their first paint, written minified (rCSSmin)."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from markupsafe import Markup
 
 from contract.errors import BadInput
 from exporter.attempts import shown_k
-from exporter.bundle import PAGE_ENTRIES, bundle_name
+from exporter.bundle import PAGE_ENTRIES, bundle_name, refuse_script_end
 from exporter.gallery import paginate
 from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
@@ -79,8 +78,7 @@ def inline_script(static_dir: Path, name: str) -> tuple[Markup, str]:
     if not path.is_file():
         raise BadInput(path, "script not found")
     text = path.read_text(encoding="utf-8")
-    if re.search(r"</script|<!--", text, re.IGNORECASE):
-        raise BadInput(path, "holds </script or <!--, which would end the inlined script")
+    refuse_script_end(path, text)
     return Markup(text), csp_hash(text)
 
 

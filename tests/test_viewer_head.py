@@ -10,7 +10,9 @@ import re
 
 import pytest
 
-from exporter.bundle import transform_module
+from contract.errors import BadInput
+from exporter.bundle import refuse_script_end, transform_module
+from exporter.render import inline_script
 
 pytestmark = pytest.mark.browser
 
@@ -225,6 +227,16 @@ def test_the_later_bundle_loads_once_after_the_first_paint(served_site, page):
                           ".map((e) => e.startTime > performance.getEntriesByName('first-step-rendered')[0].startTime)")
     assert marks == [True], "the later bundle is asked for after the first step is drawn"
     assert page.locator("#matrix-panel").count() == 1
+
+
+@pytest.mark.parametrize("text", ["a = '</SCRIPT>';", "b = '<!--';", "c = '</script ';"])
+def test_a_script_that_would_end_its_element_is_not_inlined(tmp_path, text):
+    (tmp_path / "prefetch-run.js").write_text(text)
+    with pytest.raises(BadInput, match="prefetch-run.js.*</script or <!--"):
+        inline_script(tmp_path, "prefetch-run.js")
+    with pytest.raises(BadInput, match="</script or <!--"):
+        refuse_script_end(tmp_path, text)
+    refuse_script_end(tmp_path, "d = '<\\/script>' + '<' + '!--';")
 
 
 def test_single_file_bundle_turns_lazy_imports_into_bundled_modules():
