@@ -17,9 +17,7 @@
 // Every string from a run is inserted as text (dom.js).
 
 import { byId, el, fill } from "../lib/dom.js";
-import { formatCount } from "../lib/format.js";
-
-const count = (n) => formatCount(n);
+import { formatCount as count } from "../lib/format.js";
 
 function figure(field, name, value) {
   return el("div", { dataset: { field } }, el("dt", null, name), el("dd", null, value));

@@ -293,14 +293,14 @@ export function blameAt(run, n, index, checkId) {
       found = memo[m];
       break;
     }
+    const red = stateAt(steps[m], index) === "0";
+    if (red) walked.push(m);
     const blame = steps[m].blame || {};
     if (Object.hasOwn(blame, checkId)) {
       found = { step: m, hunk: blame[checkId] };
-      if (stateAt(steps[m], index) === "0") walked.push(m);
       break;
     }
-    if (stateAt(steps[m], index) !== "0") break;
-    walked.push(m);
+    if (!red) break;
   }
   for (const m of walked) memo[m] = found;
   return found;

@@ -2,9 +2,9 @@
 
 /**
  * A count with thousands separators, as toLocaleString("en") writes an integer ("12,345",
- * "-1,000"; a fraction keeps all its digits: "1,234.5"; exponent forms as String()). Written out because the first Intl call of a page
- * loads the browser's locale data (20-40 ms in a fresh tab, measured in Chromium 120+), and the run
- * view calls it before its first step is drawn.
+ * "-1,000"; a fraction keeps all its digits: "1,234.5"; exponent forms as String()). Written
+ * out because the first Intl call of a page loads the browser's locale data (20-40 ms in a fresh
+ * tab, measured in Debian's Chromium), and the run view counts before its first step is drawn.
  */
 export function formatCount(value) {
   const number = Number(value);
