@@ -20,8 +20,9 @@ Modes (any together):
   their median: the way to compare step switches, which move more between sittings than between
   versions. With ``--all-runs``: every run of NEW also loaded ``--all-loads`` times on each site,
   alternating, and the distribution of the per-run ratios of first-step times. OLD is a folder
-  (served by this checkout) or the URL of a server already serving it (its own version's). ``--write-generated DIR`` writes the generated runs (``DIR/runs``) and stops, so two
-  versions can export the same ones (then ``--run bench-big``).
+  (served by this checkout) or the URL of a server already serving it (its own version's).
+  ``--write-generated DIR`` writes the generated runs (``DIR/runs``) and stops, so two versions
+  can export the same ones (then ``--run bench-big``).
 
 At the mark, the step's tool call, arguments, output, diff rows and the visible check labels
 (episodes: the action's result and the board) must be in the DOM; a run whose mark fires
@@ -47,11 +48,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from big_site import write_runs
-from viewer_ab import first_step_pairs, print_pairs, switch_pairs
+from viewer_ab import first_steps_paired, print_pairs, switch_pairs
 from viewer_generated import BIG_RUN, generate
-from viewer_measure import MeasureError, open_browser, open_page
+from viewer_measure import MeasureError, open_browser
 from viewer_site import (
-    distribution,
     first_write_step,
     measure_all,
     measure_pages,
@@ -322,37 +322,6 @@ def measure_interleaved(before: str, now: Path, run_ids: list[str], rounds: int,
             server.shutdown()
             server.server_close()
     return result
-
-
-def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> dict:
-    """Every run's first step on both sites, alternating (:func:`viewer_ab.first_step_pairs`):
-    per-run figures, the distributions of the ratios by kind, printed; ``problems`` listed."""
-    pages = {side: open_page(browser)[1] for side in ("before", "now")}
-    runs: dict[str, dict] = {}
-    problems: list[str] = []
-    for number, row in enumerate(rows, 1):
-        try:
-            figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=number % 2 == 1)
-        except MeasureError as error:
-            problems.append(str(error))
-            continue
-        problems += figures.pop("problems")
-        runs[row["run_id"]] = {**figures, "kind": row["kind"]}
-        if number % 20 == 0:
-            print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
-    spread = {}
-    print(f"first step, before / now alternating ({loads} loads each, medians), ratio now / before per run:")
-    for kind in ("all", "alerting", "episode"):
-        chosen = [f for f in runs.values() if kind == "all" or f["kind"] == kind]
-        spread[kind] = {name: distribution([f[name] for f in chosen]) for name in ("ratio", "before_median", "now_median")}
-        spread[kind]["runs"] = len(chosen)
-        spread[kind]["at_most_half"] = sum(f["ratio"] <= 0.5 for f in chosen)
-        if chosen:
-            r, b, n = (spread[kind][name] for name in ("ratio", "before_median", "now_median"))
-            print(f"  {kind} ({len(chosen)} runs): ratio min {r['min']:.2f} / median {r['median']:.2f} / p90 "
-                  f"{r['p90']:.2f} / max {r['max']:.2f}, {spread[kind]['at_most_half']} at or under 0.5; "
-                  f"median first step {b['median']:.0f} -> {n['median']:.0f} ms")
-    return {"runs": runs, "distribution": spread, "problems": problems}
 
 
 def main() -> int:

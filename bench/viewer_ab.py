@@ -18,25 +18,19 @@ of before's.
 from __future__ import annotations
 
 import statistics
+import sys
 
 from viewer_measure import SWITCH_LOOP, MeasureError, load_run, open_page, switch_times
-from viewer_site import run_url
+from viewer_site import distribution, run_url
 
 WARM_SWITCHES = 40
 """Switches before the measured ones (first-time compilation and layout of each part)."""
 
 
 def _switches_on(browser, base: str, run_id: str, switches: int, timeout_ms: int) -> dict:
-    from playwright.sync_api import Error as PlaywrightError
-
     context, page = open_page(browser)
     try:
-        try:
-            page.goto(run_url(base, run_id))
-            page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
-        except PlaywrightError as error:
-            raise MeasureError(f"{run_url(base, run_id)}: the page did not get ready "
-                               f"({str(error).splitlines()[0]}); page errors: {page.bench_errors or 'none'}") from error
+        load_run(page, base, run_url(base, run_id), quiet=False, timeout_ms=timeout_ms)
         page.evaluate(SWITCH_LOOP, WARM_SWITCHES)
         page.evaluate("() => performance.clearMeasures()")
         return switch_times(page, switches)
@@ -106,3 +100,41 @@ def first_step_pairs(pages: dict, bases: dict, run_id: str, loads: int, swap: bo
     before, now = statistics.median(times["before"]), statistics.median(times["now"])
     return {"before_ms": times["before"], "now_ms": times["now"], "before_median": before, "now_median": now,
             "ratio": now / before, "problems": problems}
+
+
+def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> dict:
+    """Every run of ``rows`` (viewer_site.site_runs rows) on both sites, alternating
+    (:func:`first_step_pairs`, ``bases`` as there): ``{"runs", "distribution", "problems"}``,
+    the distributions of the ratios (and medians) by kind printed; a run that cannot be
+    measured is a problem, not an exception."""
+    opened = {side: open_page(browser) for side in ("before", "now")}
+    pages = {side: page for side, (_, page) in opened.items()}
+    runs: dict[str, dict] = {}
+    problems: list[str] = []
+    try:
+        for number, row in enumerate(rows, 1):
+            try:
+                figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=number % 2 == 1)
+            except MeasureError as error:
+                problems.append(str(error))
+                continue
+            problems += figures.pop("problems")
+            runs[row["run_id"]] = {**figures, "kind": row["kind"]}
+            if number % 20 == 0:
+                print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
+    finally:
+        for context, _ in opened.values():
+            context.close()
+    spread = {}
+    print(f"first step, before / now alternating ({loads} loads each, medians), ratio now / before per run:")
+    for kind in ("all", "alerting", "episode"):
+        chosen = [f for f in runs.values() if kind == "all" or f["kind"] == kind]
+        spread[kind] = {name: distribution([f[name] for f in chosen]) for name in ("ratio", "before_median", "now_median")}
+        spread[kind]["runs"] = len(chosen)
+        spread[kind]["at_most_half"] = sum(f["ratio"] <= 0.5 for f in chosen)
+        if chosen:
+            r, b, n = (spread[kind][name] for name in ("ratio", "before_median", "now_median"))
+            print(f"  {kind} ({len(chosen)} runs): ratio min {r['min']:.2f} / median {r['median']:.2f} / p90 "
+                  f"{r['p90']:.2f} / max {r['max']:.2f}, {spread[kind]['at_most_half']} at or under 0.5; "
+                  f"median first step {b['median']:.0f} -> {n['median']:.0f} ms")
+    return {"runs": runs, "distribution": spread, "problems": problems}
