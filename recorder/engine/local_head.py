@@ -34,6 +34,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+WORKER_PORTS = 41
+"""Ports in the workers' range (``--min-worker-port`` to ``--max-worker-port``, both included)."""
+
+
+def pick_ports(names: tuple[str, ...], span: int = WORKER_PORTS, pick=free_port) -> tuple[dict[str, int], int]:
+    """A free loopback port per name and the first port of a range of ``span`` ports for the
+    workers, all distinct: no named port inside the range, no two names on one port (``ray
+    start`` refuses a port two of its parts would use). ``pick()`` gives one free port (the
+    kernel's choice: any two picks may repeat, and a later pick may land in the range).
+
+    Returns ``({name: port}, low)``; the range is ``low`` .. ``low + span - 1`` (<= 65535).
+    """
+    low = pick()
+    while low + span - 1 > 65535:
+        low = pick()
+    taken = set(range(low, low + span))
+    ports: dict[str, int] = {}
+    for name in names:
+        port = pick()
+        while port in taken:
+            port = pick()
+        taken.add(port)
+        ports[name] = port
+    return ports, low
+
+
 def descendants(pid: int) -> list[int]:
     """Every live process below ``pid`` (read from /proc), children first."""
     children = []
@@ -66,8 +92,7 @@ class LocalHead:
                 (its log's tail in the message).
         """
         temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # Ray's socket paths stay short
-        ports = {name: free_port() for name in PORT_OPTIONS}
-        low = free_port()
+        ports, low = pick_ports(PORT_OPTIONS)
         env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
                    **{CACHE_ENV: str(temp / "tasks")})
         env.pop("RAY_ADDRESS", None)
@@ -75,7 +100,7 @@ class LocalHead:
                 "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}", f"--temp-dir={temp}",
                 "--disable-usage-stats", "--include-dashboard=false", "--include-log-monitor=false",
                 "--object-store-memory=100000000", f"--min-worker-port={low}",
-                f"--max-worker-port={low + 40}",
+                f"--max-worker-port={low + WORKER_PORTS - 1}",
                 *[f"--{name}={port}" for name, port in ports.items()]]
         with open(temp / "start.log", "w") as log:
             process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,
