@@ -13,18 +13,73 @@ First steps (:func:`first_step_pairs`) are paired the same way, load by load: ea
 ``loads`` times on each site, alternating (before, now, before, now, ...; "now" first on odd
 runs), in two pages of one browser, and its ratio is the median of now's times over the median
 of before's.
+
+Part of every load is the browser's own: a navigation in a reused tab tears down the old
+document, commits the new one in a new frame and creates its script contexts before the first
+byte of HTML is parsed. :func:`navigation_floor` times that part alone: a blank page (no CSS, no
+module, an inline script setting the same mark at parse) served by exporter/serve.py from a
+temporary folder, loaded in the "now" page before and after the runs. :func:`first_steps_paired`
+prints the ratios also net of it, ``(now - floor) / (before - floor)``: what the two versions'
+own work compares at.
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+import tempfile
+from pathlib import Path
 
 from viewer_measure import SWITCH_LOOP, MeasureError, load_run, open_page, switch_times
 from viewer_site import distribution, run_url
 
 WARM_SWITCHES = 40
 """Switches before the measured ones (first-time compilation and layout of each part)."""
+FLOOR_PAGE = ('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>floor</title></head>'
+              '<body><p>blank</p><script>performance.mark("first-step-rendered");'
+              'document.body.dataset.ready = "1";</script></body></html>')
+"""The navigation floor's page: the run view's mark set by the parser, nothing fetched."""
+
+
+def navigation_floor(page, loads: int, timeout_ms: int = 60_000) -> dict:
+    """The browser's own time of a navigation in ``page``: :data:`FLOOR_PAGE` served by
+    exporter.serve from a temporary folder on 127.0.0.1 and loaded ``loads`` times; each load's
+    time is its ``first-step-rendered`` mark (ms from navigation start, as a run's).
+
+    Returns ``{"ms": [...], "median"}``. Raises MeasureError when the page does not get ready;
+    ValueError when ``loads`` is below 1.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    from exporter.serve import serve_in_background
+
+    if loads < 1:
+        raise ValueError("loads must be at least 1")
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
+        (Path(folder) / "floor.html").write_text(FLOOR_PAGE, encoding="utf-8")
+        server, base = serve_in_background(Path(folder), port=0, host="127.0.0.1")
+        times = []
+        try:
+            for _ in range(loads):
+                page.goto(f"{base}floor.html")
+                page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
+                times.append(page.evaluate(
+                    "() => performance.getEntriesByName('first-step-rendered', 'mark')[0].startTime"))
+        except PlaywrightError as error:
+            raise MeasureError("the navigation floor's blank page did not get ready "
+                               f"({str(error).splitlines()[0]})") from error
+        finally:
+            server.shutdown()
+            server.server_close()
+    return {"ms": times, "median": statistics.median(times)}
+
+
+def net_ratio(now_ms: float, before_ms: float, floor_ms: float) -> float | None:
+    """``(now_ms - floor_ms) / (before_ms - floor_ms)``: two first steps compared net of the
+    navigation floor (ms, :func:`navigation_floor`); None when before is not above the floor."""
+    if before_ms <= floor_ms:
+        return None
+    return max(now_ms - floor_ms, 0.0) / (before_ms - floor_ms)
 
 
 def _switches_on(browser, base: str, run_id: str, switches: int, timeout_ms: int) -> dict:
@@ -104,14 +159,17 @@ def first_step_pairs(pages: dict, bases: dict, run_id: str, loads: int, swap: bo
 
 def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> dict:
     """Every run of ``rows`` (viewer_site.site_runs rows) on both sites, alternating
-    (:func:`first_step_pairs`, ``bases`` as there): ``{"runs", "distribution", "problems"}``,
-    the distributions of the ratios (and medians) by kind printed; a run that cannot be
-    measured is a problem, not an exception."""
+    (:func:`first_step_pairs`, ``bases`` as there): ``{"runs", "distribution", "floor",
+    "problems"}``, the distributions of the ratios (and medians) by kind printed, also net of
+    the navigation floor (``floor``: :func:`navigation_floor` with ``3 * loads`` loads before
+    the runs and as many after, ``{"ms", "median"}``; each run's ``net_ratio``); a run that
+    cannot be measured is a problem, not an exception."""
     opened = {side: open_page(browser) for side in ("before", "now")}
     pages = {side: page for side, (_, page) in opened.items()}
     runs: dict[str, dict] = {}
     problems: list[str] = []
     try:
+        floor_times = navigation_floor(pages["now"], 3 * loads)["ms"]
         for number, row in enumerate(rows, 1):
             try:
                 figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=number % 2 == 1)
@@ -122,19 +180,29 @@ def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> di
             runs[row["run_id"]] = {**figures, "kind": row["kind"]}
             if number % 20 == 0:
                 print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
+        floor_times += navigation_floor(pages["now"], 3 * loads)["ms"]
     finally:
         for context, _ in opened.values():
             context.close()
+    floor = {"ms": floor_times, "median": statistics.median(floor_times)}
+    for figures in runs.values():
+        figures["net_ratio"] = net_ratio(figures["now_median"], figures["before_median"], floor["median"])
     spread = {}
-    print(f"first step, before / now alternating ({loads} loads each, medians), ratio now / before per run:")
+    print(f"first step, before / now alternating ({loads} loads each, medians), ratio now / before per run "
+          f"(net: both less the navigation floor, a blank page's {floor['median']:.0f} ms):")
     for kind in ("all", "alerting", "episode"):
         chosen = [f for f in runs.values() if kind == "all" or f["kind"] == kind]
-        spread[kind] = {name: distribution([f[name] for f in chosen]) for name in ("ratio", "before_median", "now_median")}
+        spread[kind] = {name: distribution([f[name] for f in chosen if f[name] is not None])
+                        for name in ("ratio", "net_ratio", "before_median", "now_median")}
         spread[kind]["runs"] = len(chosen)
         spread[kind]["at_most_half"] = sum(f["ratio"] <= 0.5 for f in chosen)
+        spread[kind]["net_at_most_half"] = sum(f["net_ratio"] is not None and f["net_ratio"] <= 0.5 for f in chosen)
         if chosen:
-            r, b, n = (spread[kind][name] for name in ("ratio", "before_median", "now_median"))
+            r, net, b, n = (spread[kind][name] for name in ("ratio", "net_ratio", "before_median", "now_median"))
             print(f"  {kind} ({len(chosen)} runs): ratio min {r['min']:.2f} / median {r['median']:.2f} / p90 "
                   f"{r['p90']:.2f} / max {r['max']:.2f}, {spread[kind]['at_most_half']} at or under 0.5; "
                   f"median first step {b['median']:.0f} -> {n['median']:.0f} ms")
-    return {"runs": runs, "distribution": spread, "problems": problems}
+            if net["median"] is not None:
+                print(f"    net of the floor: min {net['min']:.2f} / median {net['median']:.2f} / p90 {net['p90']:.2f}"
+                      f" / max {net['max']:.2f}, {spread[kind]['net_at_most_half']} at or under 0.5")
+    return {"runs": runs, "distribution": spread, "floor": floor, "problems": problems}

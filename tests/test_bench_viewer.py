@@ -15,7 +15,7 @@ BENCH = str(Path(__file__).resolve().parents[1] / "bench")
 # would shadow the ray package for every later test (tests/test_ray_engine.py)
 sys.path.insert(0, BENCH)
 try:
-    from viewer_ab import first_step_pairs, switch_pairs
+    from viewer_ab import first_step_pairs, first_steps_paired, navigation_floor, net_ratio, switch_pairs
     from viewer_measure import MeasureError, dom_problems, open_page
     from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
 finally:
@@ -169,3 +169,29 @@ def test_first_step_pairs_alternate_the_sites_and_give_a_ratio(two_run_site, bro
     assert result["problems"] == []
     for page in pages.values():
         page.context.close()
+
+
+def test_the_navigation_floor_is_a_blank_pages_mark_and_ratios_net_of_it(two_run_site, browser):
+    context, page = open_page(browser)
+    floor = navigation_floor(page, loads=3)
+    context.close()
+    assert len(floor["ms"]) == 3 and all(0 < ms < 60_000 for ms in floor["ms"])
+    assert floor["median"] == sorted(floor["ms"])[1]
+    assert net_ratio(110, 210, 60) == pytest.approx(50 / 150)
+    assert net_ratio(50, 210, 60) == 0.0  # faster than the floor: counted as none of its own
+    assert net_ratio(110, 60, 60) is None
+    with pytest.raises(ValueError):
+        navigation_floor(page, loads=0)
+
+
+def test_every_run_paired_gives_distributions_plain_and_net_of_the_floor(two_run_site, browser):
+    site, url = two_run_site
+    result = first_steps_paired(browser, {"before": url, "now": url}, site_runs(site), loads=1)
+    assert result["problems"] == []
+    assert set(result["runs"]) == set(RUNS)
+    assert len(result["floor"]["ms"]) == 6
+    for figures in result["runs"].values():
+        expected = net_ratio(figures["now_median"], figures["before_median"], result["floor"]["median"])
+        assert figures["net_ratio"] == expected
+    alerting = result["distribution"]["alerting"]
+    assert alerting["runs"] == 1 and alerting["net_ratio"]["median"] == result["runs"][RUNS[0]]["net_ratio"]
