@@ -51,7 +51,8 @@ class SiteStep(Strict):
     section: str | None = None
     """A multi-step Harbor trial: the name of the trial step this step belongs to."""
     media: list[dict[str, Any]] | None = None
-    """Image and audio parts: ``[{type, media_type, path, url, duration_sec}]`` (url null: no file)."""
+    """Image and audio parts: ``[{type, media_type, path, url, duration_sec, problem?}]`` (url
+    null: no file, or not published, then ``problem`` says why)."""
     subagents: list[str] | None = None
     """``trajectory_id`` of each subagent a result of this step references."""
 

@@ -4,11 +4,13 @@ Per site step (added to :func:`exporter.steps.build_steps`'s rows when present):
 ``copied`` (ATIF ``is_copied_context``), ``section`` (a multi-step Harbor trial's step
 name, ``extra.harbor_step``), ``media`` ``[{type, media_type, path, url, duration_sec}]``
 (``url`` null when the run folder has no file for it: the viewer names the part) and
-``subagents`` (the ``trajectory_id`` of each subagent a result of the step references).
+``subagents`` (the ``trajectory_id`` of each subagent a result of the step references); a
+media part whose file is there but not published also has ``problem`` (why, for the viewer).
 Per run document: ``subagents`` (every embedded trajectory, nested ones flattened with
 their ``parent``) and ``harbor`` (the trial's facts from run.json, see
 :data:`HARBOR_FIELDS`). Media files are read from the run folder (an untrusted tree,
-capped) and published as ``data/media/<run-id>/<name>``.
+capped), re-encoded by :mod:`exporter.media_clean` and published as
+``data/media/<run-id>/<name>``.
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ import re
 from typing import Any
 
 from contract.untrusted import Tree, UnsafeInput
+from exporter.media_clean import MEDIA_CAP, MediaRefused, clean_media
 from exporter.run_folders import RunFolder
 from exporter.steps import content_text
 
-MEDIA_CAP = 8 * 1024 * 1024
-"""Largest media file published (bytes; the importer copies no bigger one)."""
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
 """A media file name the site publishes (the importer's names are ``<nnn>-<name>``)."""
 HARBOR_FIELDS = ("job", "trial", "schema_version", "reward", "rewards", "reward_source",
@@ -40,27 +41,52 @@ def _media_parts(step: dict[str, Any]) -> list[dict[str, Any]]:
 
 class MediaFiles:
     """The media of one run: which ``media/<name>`` files its folder holds, and their bytes
-    for the site (``files``: site path -> bytes)."""
+    for the site as :func:`exporter.media_clean.clean_media` re-encodes them (``files``: site
+    path -> bytes); with ``include=False`` none is published (export ``--no-media``)."""
 
-    def __init__(self, run: RunFolder):
+    def __init__(self, run: RunFolder, include: bool = True):
         self.run_id = run.run_id
         self.tree = Tree(run.path)
+        self.include = include
         self.files: dict[str, bytes] = {}
+        self._published: dict[tuple[str, str], tuple[str | None, str | None]] = {}
 
-    def url(self, path: Any) -> str | None:
-        """The site URL of a part's ``source.path`` when it is one of the run's media files."""
+    def publish(self, path: Any, part_type: str) -> tuple[str | None, str | None]:
+        """``(site URL, None)`` for a part's ``source.path`` that names one of the run's media
+        files and cleans (``data/media/<run-id>/<name>``, the name ending in ``.png`` or
+        ``.wav``: ``001-shot.jpg`` is published as ``001-shot.jpg.png``); ``(None, problem)``
+        when the file is not published (the viewer shows the problem); ``(None, None)`` when the
+        path names no file of the run (a URL, outside ``media/``, not a site-safe name)."""
         if not isinstance(path, str) or not path.startswith("media/") or path.count("/") != 1:
-            return None
+            return None, None
         name = path.split("/", 1)[1]
         if not SAFE_NAME.fullmatch(name):
-            return None
-        site_path = f"data/media/{self.run_id}/{name}"
-        if site_path not in self.files:
-            try:
-                self.files[site_path] = self.tree.read_bytes(path, cap=MEDIA_CAP)
-            except UnsafeInput:
-                return None
-        return site_path
+            return None, None
+        key = (path, part_type)
+        if key not in self._published:
+            self._published[key] = self._clean(path, name, part_type)
+        return self._published[key]
+
+    def _clean(self, path: str, name: str, part_type: str) -> tuple[str | None, str | None]:
+        if self.tree.kind(path) == "missing":
+            return None, None
+        if not self.include:
+            return None, "not exported (the site was exported with --no-media)"
+        try:
+            data = self.tree.read_bytes(path, cap=MEDIA_CAP)
+        except UnsafeInput as error:
+            return None, f"not published: {error.problem}"
+        try:
+            cleaned = clean_media(data, part_type)
+        except MediaRefused as refused:
+            return None, f"not published: {refused.problem}"
+        stem = name if name.endswith(cleaned.suffix) else name + cleaned.suffix
+        site_path, number = f"data/media/{self.run_id}/{stem}", 1
+        while site_path in self.files and self.files[site_path] != cleaned.data:
+            number += 1
+            site_path = f"data/media/{self.run_id}/{stem[:-len(cleaned.suffix)]}-{number}{cleaned.suffix}"
+        self.files[site_path] = cleaned.data
+        return site_path, None
 
 
 def step_parts(step: dict[str, Any], media: MediaFiles) -> dict[str, Any]:
@@ -74,9 +100,12 @@ def step_parts(step: dict[str, Any], media: MediaFiles) -> dict[str, Any]:
     parts = []
     for part in _media_parts(step):
         source = part.get("source") if isinstance(part.get("source"), dict) else {}
-        parts.append({"type": part["type"], "media_type": source.get("media_type"),
-                      "path": source.get("path"), "url": media.url(source.get("path")),
-                      "duration_sec": source.get("duration_sec")})
+        url, problem = media.publish(source.get("path"), part["type"])
+        shown_part = {"type": part["type"], "media_type": source.get("media_type"),
+                      "path": source.get("path"), "url": url, "duration_sec": source.get("duration_sec")}
+        if problem:
+            shown_part["problem"] = problem
+        parts.append(shown_part)
     if parts:
         shown["media"] = parts
     refs = [ref.get("trajectory_id") for result in (step.get("observation") or {}).get("results") or []

@@ -89,9 +89,13 @@ class SiteFiles:
 
 def build_site_files(
     run_dirs: list[Path], site_dir: Path, redactor: Redactor | None = None,
-    task_index: TaskIndex | None = None,
+    task_index: TaskIndex | None = None, *, with_media: bool = True,
 ) -> SiteFiles:
     """Every output file in memory (see :class:`SiteFiles`).
+
+    Media files of runs (ATIF image and audio parts) are re-encoded by
+    :mod:`exporter.media_clean` and written under ``data/media/``; with ``with_media`` False none
+    is (each part then says so in the viewer).
 
     Tasks are looked up in ``task_index`` (default: the bundled tasks only) by each run's task
     id and fingerprint (:mod:`exporter.task_folder`).
@@ -129,7 +133,7 @@ def build_site_files(
             tasks[task.id] = task
         redacted_runs.append(run)
         steps = build_steps(run, task)
-        media = MediaFiles(run)
+        media = MediaFiles(run, include=with_media)
         attach_atif_parts(steps, run, media)
         search.add_run(number, steps)
         document = _add_run_files(files, run, steps, _atif_fields(run, media))
@@ -273,6 +277,7 @@ def _check_output_folder(out_dir: Path, run_dirs: list[Path]) -> None:
 def export_site(
     run_dirs: list[Path], out_dir: Path, site_dir: Path | None = None,
     redactor: Redactor | None = None, *, redact: bool = True, task_index: TaskIndex | None = None,
+    with_media: bool = True,
 ) -> dict:
     """Export runs to a static site in ``out_dir``, all or nothing.
 
@@ -285,7 +290,7 @@ def export_site(
     whole (:mod:`exporter.site_swap`): after any failure or kill the previous site is intact.
     Files a previous export did not write are never deleted: such a folder is refused. Secrets
     are masked first (``redactor``, else a default :class:`~exporter.redact.Redactor`, unless
-    ``redact`` is False; see :func:`build_site_files`).
+    ``redact`` is False; see :func:`build_site_files`); ``with_media`` as there.
 
     Returns:
         ``{"runs", "tasks", "files", "bytes", "out_dir", "masked", "renamed_ids",
@@ -310,7 +315,8 @@ def export_site(
                        + "; they are never deleted: move them away or export into a new folder")
     if redactor is None and redact:
         redactor = Redactor()
-    site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index)
+    site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index,
+                            with_media=with_media)
     write_site(out_dir, site.files, GENERATED_BY)
     return {
         "runs": site.runs,

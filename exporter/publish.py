@@ -18,6 +18,7 @@ from contract.text import split_chars
 from contract.untrusted import Tree
 from exporter.export import MAX_FILE_BYTES
 from exporter.long_text import PART_CHARS
+from exporter.media_clean import media_problem
 from exporter.redact import Redactor
 from exporter.run_index import tokens
 
@@ -114,6 +115,8 @@ SITE_SUFFIXES = {".json", ".html", ".md", ".txt", ".js", ".css", ".svg"}
 """The kinds of file a site is made of: publish uploads no other (a .gz or an image could hide
 what it cannot read)."""
 SITE_NAMES = {".gitattributes"}
+MEDIA_FOLDER = "data/media/"
+"""Where a site's media files are (exporter.atif_view); publish checks them by structure."""
 
 
 def _text(rel: str, data: bytes) -> str:
@@ -159,18 +162,29 @@ def _stage_file(rel: str, data: bytes, redactor: Redactor) -> bytes:
     return data
 
 
-def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None) -> None:
+def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_media: bool = False) -> None:
     """Copy the site into ``stage``; with ``redactor``, mask secrets in every file (long texts
     joined first, see :func:`_redact_long_text`; each file by :func:`_stage_file`).
+
+    Media files (``data/media/``: images and audio runs' agents saw, as export re-encodes them)
+    are copied only with ``with_media`` (no scan reads pixels or sound) and only when they hold
+    nothing but what export writes (:func:`exporter.media_clean.media_problem`), redactor or not.
 
     Raises:
         PublishRefused: a secret where it cannot be masked (a file name, the viewer's own
             code, an HTML character reference), a file that cannot be checked (not UTF-8, not
-            valid JSON, not a kind of file a site holds), or a file over 10 MB.
+            valid JSON, not a kind of file a site holds), a media file without ``with_media``
+            or not as export writes it, or a file over 10 MB.
     """
     site = Tree(site_dir)
     paths = site_files(site_dir)
     relatives = [path.relative_to(site_dir).as_posix() for path in paths]
+    media = [rel for rel in relatives if rel.startswith(MEDIA_FOLDER)]
+    if media and not with_media:
+        raise PublishRefused(media[0], f"is one of {len(media)} media files (images and audio the "
+                             "runs' agents saw) under data/media/: no scan can read pixels or sound "
+                             "for secrets; look at them, then publish with --with-media (or export "
+                             "again with --no-media); nothing uploaded")
     staged: dict[str, bytes] = {}
     groups = _text_part_groups(relatives) if redactor is not None else {}
     for (_, _, field), parts in groups.items():
@@ -183,11 +197,17 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None) -> None:
         if rel in staged:
             continue
         data = site.read_bytes(rel, cap=MAX_FILE_BYTES)
+        if rel.startswith(MEDIA_FOLDER):
+            problem = media_problem(data, Path(rel).suffix)
+            if problem:
+                raise PublishRefused(rel, f"{problem}: a media file of a site holds only what export "
+                                     "writes (export the site again); nothing uploaded")
         if redactor is not None:
             if redactor.find(rel, entropy=False):
                 raise PublishRefused(rel, "the file name looks like it holds a secret, which cannot "
                                      "be masked without breaking the site; export it again")
-            data = _stage_file(rel, data, redactor)
+            if not rel.startswith(MEDIA_FOLDER):
+                data = _stage_file(rel, data, redactor)
         staged[rel] = data
     for rel, data in staged.items():
         target = stage / rel
@@ -218,19 +238,21 @@ def upload(folder: Path, space: str) -> str:
 
 
 def publish_site(site_dir: Path, space: str, *, dry_run: bool = False, redactor: Redactor | None = None,
-                 out: Callable[[str], None] = print) -> dict[str, Any]:
+                 out: Callable[[str], None] = print, with_media: bool = False) -> dict[str, Any]:
     """Publish the built site in ``site_dir`` to the static Space ``space`` (``ORG/NAME``).
 
     The site is staged in a temporary folder (redacted with ``redactor``), every file listed
     with its size through ``out``, and ``listing.json`` written into ``site_dir`` and the
-    stage. A dry run stops there; otherwise the stage is uploaded (:func:`upload`).
+    stage. A dry run stops there; otherwise the stage is uploaded (:func:`upload`). A site
+    with media files is published only ``with_media`` (see :func:`stage_site`).
 
     Returns:
         The listing (see :func:`listing`).
 
     Raises:
         BadInput: ``space`` is not ``ORG/NAME`` or ``site_dir`` holds no built site.
-        PublishRefused: a file is over 10 MB (nothing is uploaded; names the file).
+        PublishRefused: a file is over 10 MB, or as :func:`stage_site` (nothing is uploaded;
+            names the file).
     """
     site_dir = Path(site_dir)
     if not SPACE_ID.match(space):
@@ -239,7 +261,7 @@ def publish_site(site_dir: Path, space: str, *, dry_run: bool = False, redactor:
         raise BadInput(site_dir, "no built site here (index.html missing): run alertforge export first")
     with tempfile.TemporaryDirectory(prefix="alertforge-publish-") as temporary:
         stage = Path(temporary)
-        stage_site(site_dir, stage, redactor)
+        stage_site(site_dir, stage, redactor, with_media=with_media)
         manifest = listing(stage, space, redactor.masked if redactor is not None else 0)
         for entry in manifest["files"]:
             out(f"{entry['bytes']:>12,d}  {entry['path']}")

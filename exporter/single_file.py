@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from contract.paths import SITE_DIR
 from contract.task_roots import TaskIndex
 from exporter.bundle import bundle_script
 from exporter.export import build_site_files
+from exporter.media_clean import MEDIA_SUFFIXES
 from exporter.redact import Redactor
 from exporter.render import PREVIEW_ROWS, csp_hash, favicon_data_url, template_environment
 
@@ -27,29 +29,36 @@ file already holds every run whole (data.js loads no head when the data is inlin
 def inline_data(files: dict[str, bytes]) -> str:
     """The site's data files as one JSON object ``{path: value}`` with ``<`` written as ``\\u003c``.
 
+    Media files (``data/media/``, as exporter/media_clean.py wrote them) are there as their
+    ``data:<type>;base64,...`` URL (a JSON string; the viewer's lib/data.js mediaAddress).
     The values are the files' own bytes (already compact JSON), so the text is deterministic, and
     no ``</script>`` or ``<!--`` from a run can end or change the script element holding it;
     U+2028 and U+2029 are escaped too (the utf8-truncation case), so the JSON parses the same.
     """
-    entries = [
-        orjson.dumps(path) + b":" + data
-        for path, data in sorted(files.items())
-        if path.startswith("data/") and path.endswith(".json") and path not in SKIPPED_DATA
-        and not path.startswith(SKIPPED_DATA_FOLDERS)
-    ]
+    entries = []
+    for path, data in sorted(files.items()):
+        suffix = Path(path).suffix
+        if path.startswith("data/media/") and suffix in MEDIA_SUFFIXES:
+            url = f"data:{MEDIA_SUFFIXES[suffix]};base64,{base64.b64encode(data).decode('ascii')}"
+            entries.append(orjson.dumps(path) + b":" + orjson.dumps(url))
+        elif (path.startswith("data/") and suffix == ".json" and path not in SKIPPED_DATA
+              and not path.startswith(SKIPPED_DATA_FOLDERS)):
+            entries.append(orjson.dumps(path) + b":" + data)
     text = (b"{" + b",".join(entries) + b"}").replace(b"<", b"\\u003c").decode("utf-8")
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def single_file_csp(script: str, css: str) -> str:
-    """The file's CSP: nothing from anywhere, but the one inline script and style (by hash) and data: images."""
+    """The file's CSP: nothing from anywhere, but the one inline script and style (by hash) and
+    data: images and audio (the icon, the runs' media)."""
     return (f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
-            "img-src data:; connect-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'")
+            "img-src data:; media-src data:; connect-src 'none'; object-src 'none'; base-uri 'none'; "
+            "form-action 'none'")
 
 
 def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
                       redactor: Redactor | None = None,
-                      task_index: TaskIndex | None = None) -> tuple[bytes, int]:
+                      task_index: TaskIndex | None = None, *, with_media: bool = True) -> tuple[bytes, int]:
     """The single HTML file's bytes for ``run_dirs`` and the number of runs in it.
 
     Home list, run view and compare view are ``<template>``s the inlined boot script picks by
@@ -59,7 +68,8 @@ def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
         BadInput: as :func:`exporter.export.build_site_files`, or a template or module problem.
     """
     site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
-    site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index)
+    site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index,
+                            with_media=with_media)
     files, run_count = site.files, site.runs
     index = orjson.loads(files["data/index.json"])
     css = (site_dir / "static" / "app.css").read_text(encoding="utf-8")
@@ -80,7 +90,7 @@ def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
 
 def export_single_file(run_dirs: list[Path], out_file: Path, site_dir: Path | None = None,
                        redactor: Redactor | None = None,
-                       task_index: TaskIndex | None = None) -> dict:
+                       task_index: TaskIndex | None = None, *, with_media: bool = True) -> dict:
     """Write the single self-contained HTML file (see :func:`build_single_file`) atomically.
 
     Returns:
@@ -92,7 +102,7 @@ def export_single_file(run_dirs: list[Path], out_file: Path, site_dir: Path | No
     out_file = Path(out_file)
     if out_file.is_dir():
         raise BadInput(out_file, "--single-file wants a file path, this is a folder")
-    data, run_count = build_single_file(run_dirs, site_dir, redactor, task_index)
+    data, run_count = build_single_file(run_dirs, site_dir, redactor, task_index, with_media=with_media)
     write_atomic(out_file, data)
     return {"runs": run_count, "bytes": len(data), "out_file": str(out_file),
             "masked": redactor.masked if redactor is not None else 0}

@@ -369,7 +369,8 @@ def test_media_paths_leaving_the_folder_links_and_urls_are_named_never_read(tmp_
     assert "outside the trial folder" in media[1]["problem"] and "symlink" in media[3]["problem"]
     assert not (run_dir / "media").exists()
     urls = MediaFiles(read_run_folder(run_dir))
-    assert [urls.url(p) for p in ("media/..", "media/../run.json", "run.json", "media/.x")] == [None] * 4
+    assert [urls.publish(p, "image") for p in ("media/..", "media/../run.json", "run.json", "media/.x")] == [
+        (None, None)] * 4
 
 
 def test_copied_context_of_a_continuation_file_is_shown_but_not_replayed_twice(tmp_path):

@@ -33,6 +33,9 @@ def add_export(sub) -> None:
                         help="with --markdown: the published viewer, so cut parts link to their step")
     add_redaction_options(export, "(token formats, secret config fields, URL credentials, "
                           "private keys, webhooks, e-mail addresses) in every string")
+    export.add_argument("--no-media", dest="with_media", action="store_false",
+                        help="leave out the images and audio runs' agents saw (each part is "
+                        "named instead); by default they are re-encoded with no metadata")
     add_tasks_option(export, repeatable=True,
                      help="task folders to find the runs' tasks in, by id and fingerprint "
                      "(repeatable; the bundled tasks/ are always searched)")
@@ -57,12 +60,13 @@ def export_command(args: argparse.Namespace) -> int:
     if args.out:
         masker = redactor(args)
         summary = export_site(runs, Path(args.out), redactor=masker, redact=masker is not None,
-                              task_index=index)
+                              task_index=index, with_media=args.with_media)
         print(f"exported {summary.get('runs')} runs of {summary.get('tasks')} tasks into {args.out}")
         _print_redaction(masker, summary["renamed_ids"])
     if args.single_file:
         masker = redactor(args)
-        summary = export_single_file(runs, Path(args.single_file), redactor=masker, task_index=index)
+        summary = export_single_file(runs, Path(args.single_file), redactor=masker, task_index=index,
+                                     with_media=args.with_media)
         print(f"wrote {summary['runs']} runs into {args.single_file} ({summary['bytes']} bytes)")
         _print_redaction(masker, summary.get("renamed_ids", []))
     return 0
@@ -105,6 +109,9 @@ def add_publish(sub) -> None:
     publish.add_argument("--site", default=str(SPACE_DIR), help="the built site (default: space/)")
     publish.add_argument("--dry-run", action="store_true",
                          help="list files and sizes and write listing.json, upload nothing")
+    publish.add_argument("--with-media", action="store_true",
+                         help="upload the site's images and audio (data/media/) too: their pixels "
+                         "and sound cannot be checked for secrets, so look at them first")
     add_redaction_options(publish, "in the uploaded copy")
     publish.set_defaults(func=publish_command)
 
@@ -117,7 +124,8 @@ def publish_command(args: argparse.Namespace) -> int:
     """
     from exporter.publish import publish_site
 
-    publish_site(Path(args.site), args.space, dry_run=args.dry_run, redactor=redactor(args))
+    publish_site(Path(args.site), args.space, dry_run=args.dry_run, redactor=redactor(args),
+                 with_media=args.with_media)
     return 0
 
 

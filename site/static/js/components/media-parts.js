@@ -1,7 +1,9 @@
 // Image and audio content parts (ATIF v1.6 / v1.8) of a step: shown when the run carries the
-// file (url set by the exporter, always under data/media/), named when it does not.
+// file (url set by the exporter, always under data/media/, re-encoded by exporter/media_clean.py),
+// named with the reason when it does not (the part's problem: not published, and why).
 
 import { el } from "../lib/dom.js";
+import { mediaAddress } from "../lib/data.js";
 
 const KIND = { image: "Image", audio: "Audio" };
 
@@ -9,15 +11,22 @@ function safeUrl(url) {
   return typeof url === "string" && /^data\/media\/[^/]+\/[^/]+$/.test(url) && !url.includes("..") ? url : null;
 }
 
-/** One part {type, media_type, path, url, duration_sec} as a <figure>. */
+function missingText(part, listed) {
+  if (listed) return "this single file does not hold it, so only its name is shown.";
+  if (typeof part.problem === "string" && part.problem) return `${part.problem}; only its name is shown.`;
+  return "the file is not in the job folder, so only its name is shown.";
+}
+
+/** One part {type, media_type, path, url, duration_sec, problem?} as a <figure>. */
 export function renderMediaPart(part) {
   const label = `${KIND[part.type] || "Media"} part ${part.path || "(no path)"}`;
-  const url = safeUrl(part.url);
+  const listed = safeUrl(part.url);
+  const url = listed && mediaAddress(listed);
   const caption = el("figcaption", null, el("code", null, String(part.path || "")),
     part.media_type ? ` (${part.media_type}${part.duration_sec ? `, ${part.duration_sec} s` : ""})` : "");
   if (!url) {
     return el("figure", { class: "media-part missing", dataset: { type: part.type } },
-      el("p", { class: "muted" }, `${label}: the file is not in the job folder, so only its name is shown.`), caption);
+      el("p", { class: "muted" }, `${label}: ${missingText(part, listed)}`), caption);
   }
   const body = part.type === "audio"
     ? el("audio", { controls: true, src: url, preload: "none", "aria-label": label })

@@ -26,6 +26,18 @@ function bundledFile(files, url, what) {
 }
 
 /**
+ * Where a media file of the site (a path under data/media/) is shown from: the path itself on a
+ * served site; in a single exported file, the data: URL inlined for it (exporter/single_file.py),
+ * or null when the file does not hold it.
+ */
+export function mediaAddress(url) {
+  const files = bundledFiles();
+  if (!files) return url;
+  const inlined = Object.hasOwn(files, url) ? files[url] : null;
+  return typeof inlined === "string" && /^data:(image\/png|audio\/wav);base64,[A-Za-z0-9+/=]*$/.test(inlined) ? inlined : null;
+}
+
+/**
  * A fetch of url as {status, ok, json()} or {fetchError}: the one static/prefetch-run.js started
  * for this path if any (taken once), else a new one.
  */

@@ -1,0 +1,190 @@
+"""Media a site publishes: the images and audio a run's agent saw, re-encoded with nothing else.
+
+A run's media files (ATIF v1.6 / v1.8 ``image`` and ``audio`` content parts, copied into the
+run folder by the Harbor importer) are untrusted bytes under an untrusted name. Published as
+they came, three kinds of fault reach a Space:
+
+- the bytes are not what the name says: an HTML page or an SVG with a script named
+  ``shot.html`` or ``shot.svg`` is served by a static host as a page of the Space's own origin;
+- metadata the secret scan never reads carries text: PNG ``tEXt``/``zTXt``/``iTXt`` and private
+  chunks, EXIF, ICC profile descriptions, JPEG comments, RIFF ``LIST``/``INFO`` tags, bytes after
+  the image's end (a polyglot);
+- a decompression bomb: a few kilobytes that decode to gigabytes.
+
+So a media file is published only as :func:`clean_media` writes it again: an image (PNG, JPEG,
+GIF or WebP, at most :data:`MAX_PIXELS`, its first frame) decoded by Pillow and encoded as a PNG
+from its pixels alone (its palette and transparency kept, no other chunk); a PCM WAV read by the
+standard library's ``wave`` and written again with only its format and samples. Anything else
+is refused with the reason, which the viewer shows in place of the part. :func:`media_problem`
+is the structural check publish runs on every media file of a site: only the chunks these two
+encoders write, in order, nothing after the end.
+
+Pixels and sound themselves can hold a secret (a screenshot of a terminal): no scan reads
+them, so publish uploads a site with media only when told to (``--with-media``).
+
+PNG chunk layout: ISO/IEC 15948 (PNG, 2nd edition) section 5; WAV: the RIFF WAVE format
+(Microsoft Multimedia Programming Interface and Data Specifications 1.0), PCM ``fmt `` chunk of
+16 bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import warnings
+import wave
+from dataclasses import dataclass
+
+MAX_PIXELS = 40_000_000
+"""Largest image decoded (width x height; a 4K screenshot is 8.3 million)."""
+MEDIA_CAP = 8 * 1024 * 1024
+"""Largest media file published, after re-encoding (bytes)."""
+MEDIA_SUFFIXES = {".png": "image/png", ".wav": "audio/wav"}
+"""What a published media file is: its suffix and the type a static host serves it as."""
+IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
+"""Image formats read (Pillow's names)."""
+PNG_MODES = ("1", "L", "LA", "P", "RGB", "RGBA", "I;16")
+"""Pillow modes written as PNG as they are; any other is converted to RGB or RGBA first."""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_CHUNKS = (b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND")
+"""The PNG chunks :func:`clean_media` writes (Pillow's PNG encoder with no info): nothing else
+is allowed in a published PNG."""
+
+
+class MediaRefused(ValueError):
+    """A media file the site does not publish; ``problem`` says why, for the viewer."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class CleanMedia:
+    """A media file as published: ``data`` (bytes), ``suffix`` (``.png`` or ``.wav``) and
+    ``media_type`` (``image/png`` or ``audio/wav``)."""
+
+    data: bytes
+    suffix: str
+    media_type: str
+
+
+def _clean_image(data: bytes) -> bytes:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
+            if image.width * image.height > MAX_PIXELS:
+                raise MediaRefused(f"an image of {image.width} x {image.height} pixels, over the "
+                                   f"{MAX_PIXELS:,d}-pixel limit")
+            image.seek(0)
+            image.load()
+    except MediaRefused:
+        raise
+    except UnidentifiedImageError:
+        raise MediaRefused("not a PNG, JPEG, GIF or WebP image") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise MediaRefused(f"an image over the {MAX_PIXELS:,d}-pixel limit") from None
+    except (OSError, ValueError, SyntaxError, struct.error) as error:
+        raise MediaRefused(f"an image that does not decode ({error})") from None
+    transparency = image.info.get("transparency")
+    if image.mode not in PNG_MODES:
+        image = image.convert("RGBA" if image.has_transparency_data else "RGB")
+        transparency = None
+    image.info = {}  # Pillow writes an icc_profile (or exif) it finds there
+    options = {"transparency": transparency} if transparency is not None and image.mode in ("P", "L", "RGB") else {}
+    out = io.BytesIO()
+    try:
+        image.save(out, "PNG", optimize=False, **options)
+    except (OSError, ValueError) as error:
+        raise MediaRefused(f"an image that cannot be written as a PNG ({error})") from None
+    return out.getvalue()
+
+
+def _clean_wav(data: bytes) -> bytes:
+    try:
+        with wave.open(io.BytesIO(data), "rb") as source:
+            params = source.getparams()
+            frames = source.readframes(params.nframes)
+    except (wave.Error, EOFError, struct.error) as error:
+        raise MediaRefused(f"not a PCM WAV file ({error}); other audio is not published") from None
+    if len(frames) != params.nframes * params.nchannels * params.sampwidth:
+        raise MediaRefused("a WAV file shorter than its header says")
+    out = io.BytesIO()
+    with wave.open(out, "wb") as target:
+        target.setnchannels(params.nchannels)
+        target.setsampwidth(params.sampwidth)
+        target.setframerate(params.framerate)
+        target.writeframes(frames)
+    return out.getvalue()
+
+
+def clean_media(data: bytes, part_type: str) -> CleanMedia:
+    """``data`` (a run's media file, untrusted) as the site publishes it, for a part of type
+    ``part_type`` (``image`` or ``audio``): see the module's docstring.
+
+    Raises MediaRefused (with the viewer's reason) for any other type, bytes that are not a
+    readable image or PCM WAV, an image over MAX_PIXELS, or a result over MEDIA_CAP bytes.
+    """
+    if part_type == "image":
+        cleaned = CleanMedia(_clean_image(data), ".png", MEDIA_SUFFIXES[".png"])
+    elif part_type == "audio":
+        cleaned = CleanMedia(_clean_wav(data), ".wav", MEDIA_SUFFIXES[".wav"])
+    else:
+        raise MediaRefused(f"a {part_type!r} part; only image and audio parts are published")
+    if len(cleaned.data) > MEDIA_CAP:
+        raise MediaRefused(f"{len(cleaned.data):,d} bytes once re-encoded, over the "
+                           f"{MEDIA_CAP:,d}-byte limit")
+    problem = media_problem(cleaned.data, cleaned.suffix)
+    if problem:  # the encoders write nothing else; a library change that did is caught here
+        raise MediaRefused(f"re-encoded, it still {problem}")
+    return cleaned
+
+
+def _png_problem(data: bytes) -> str | None:
+    if not data.startswith(PNG_SIGNATURE):
+        return "is not a PNG"
+    offset, seen = len(PNG_SIGNATURE), []
+    while offset < len(data):
+        if offset + 12 > len(data):
+            return "has a cut-off chunk"
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        if kind not in PNG_CHUNKS:
+            return f"holds a {kind.decode('latin-1')!r} chunk (only {', '.join(c.decode() for c in PNG_CHUNKS)} are published)"
+        seen.append(kind)
+        offset += 12 + length
+        if kind == b"IEND":
+            break
+    if not seen or seen[0] != b"IHDR" or seen[-1] != b"IEND":
+        return "does not start with IHDR and end with IEND"
+    if offset != len(data):
+        return f"has {len(data) - offset:,d} bytes after its end"
+    return None
+
+
+def _wav_problem(data: bytes) -> str | None:
+    if len(data) < 44 or data[:4] != b"RIFF" or data[8:16] != b"WAVEfmt ":
+        return "is not a WAV file"
+    riff_size, fmt_size = struct.unpack("<I", data[4:8])[0], struct.unpack("<I", data[16:20])[0]
+    if fmt_size != 16 or struct.unpack("<H", data[20:22])[0] != 1:
+        return "is not a PCM WAV file with a 16-byte format chunk"
+    if data[36:40] != b"data":
+        return "holds a chunk other than 'fmt ' and 'data'"
+    size = struct.unpack("<I", data[40:44])[0]
+    if riff_size != 36 + size or len(data) not in (44 + size, 44 + size + (size & 1)):
+        return "has bytes its chunks do not account for"
+    return None
+
+
+def media_problem(data: bytes, suffix: str) -> str | None:
+    """What is wrong with ``data`` as a published media file named ``*suffix``: None when it
+    holds only what :func:`clean_media` writes (the PNG chunks PNG_CHUNKS in order, or a PCM
+    WAV's ``fmt `` and ``data`` chunks), nothing after its end; else the problem, as a phrase
+    ("holds a 'tEXt' chunk ...") that follows the file's name."""
+    if suffix == ".png":
+        return _png_problem(data)
+    if suffix == ".wav":
+        return _wav_problem(data)
+    return f"is not a kind of media file a site publishes ({', '.join(MEDIA_SUFFIXES)})"
