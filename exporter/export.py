@@ -165,7 +165,10 @@ class Renaming:
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self.renamed: dict[str, str] = {}
-        self._tasks: dict[int, TaskInfo] = {}
+        # keyed by id(task) and holding the task itself: a task read without a folder is a new
+        # object per run (exporter.task_folder.read_task caches by folder), and once freed its
+        # id would be the next one's, which would then get the earlier task masked
+        self._tasks: dict[int, tuple[TaskInfo, TaskInfo]] = {}
 
     def redacted(self, run: RunFolder, task: TaskInfo) -> tuple[RunFolder, TaskInfo]:
         """``run`` and ``task`` with every string masked; ids holding a secret renamed
@@ -178,12 +181,14 @@ class Renaming:
                 self.renamed[old] = new
         run = redactor.dataclass_fields(run, ("run", "trajectory"))
         run.run["run_id"], run.run["task"]["id"] = run_id, task_id
-        if id(task) not in self._tasks:
-            self._tasks[id(task)] = redactor.dataclass_fields(dataclasses.replace(
+        known = self._tasks.get(id(task))
+        if known is None or known[0] is not task:
+            known = (task, redactor.dataclass_fields(dataclasses.replace(
                 task, id=task_id, pristine={redactor.path(rel): redactor.text(text)
                                             for rel, text in task.pristine.items()}),
-                TASK_TEXT_FIELDS)
-        return run, self._tasks[id(task)]
+                TASK_TEXT_FIELDS))
+            self._tasks[id(task)] = known
+        return run, known[1]
 
 
 def _atif_fields(run: RunFolder, media: MediaFiles) -> dict[str, Any]:

@@ -182,3 +182,27 @@ def test_run_ids_in_html_attributes_are_not_taken_for_secrets():
     assert redactor.text(page) == page
     key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     assert key not in Redactor().text(f'<tr data-run-id="{key}">')
+
+
+def test_each_run_of_a_task_without_a_folder_gets_its_own_task_masked(tmp_path):
+    """Renaming memoizes a masked task by id(task); a task read without a folder is a new
+    object per run, and a freed one's id is reused by the next: that run got the earlier run's
+    task (its id, labels and checks). Found when another test's export ran first in the process."""
+    import dataclasses
+    import gc
+
+    from exporter.export import Renaming
+    from exporter.run_folders import read_run_folder
+    from exporter.task_folder import read_task
+
+    source = read_run_folder(FIXTURE_RUNS / "fixture-oracle-s1")
+    index, renaming, cache = fixture_tasks(), Renaming(Redactor()), {}
+    for number in range(60):  # CPython gives a freed object's address to a later one
+        run_json = json.loads(json.dumps(source.run))
+        run_json["task"]["id"] = f"elsewhere-task-{number}"  # in no task index: no folder
+        run = dataclasses.replace(source, run=run_json)
+        task = read_task(run, index, cache)
+        run, masked = renaming.redacted(run, task)
+        assert masked.id == run.run["task"]["id"] == f"elsewhere-task-{number}"
+        del task
+        gc.collect()
