@@ -16,11 +16,12 @@ of before's.
 
 Part of every load is the browser's own: a navigation in a reused tab tears down the old
 document, commits the new one in a new frame and creates its script contexts before the first
-byte of HTML is parsed. :func:`navigation_floor` times that part alone: a blank page (no CSS, no
-module, an inline script setting the same mark at parse) served by exporter/serve.py from a
-temporary folder, loaded in the "now" page before and after the runs. :func:`first_steps_paired`
-prints the ratios also net of it, ``(now - floor) / (before - floor)``: what the two versions'
-own work compares at.
+byte of HTML is parsed. The floor page times that part alone: a blank page (no CSS, no module,
+an inline script setting the same mark at parse) served by exporter/serve.py from a temporary
+folder. :func:`first_steps_paired` loads it once after every run, in the page that showed the
+run last (so it leaves a run page, as a run's load does; the sides alternate, and so does the
+side whose next load leaves the blank page instead), and prints the ratios also net of its
+median, ``(now - floor) / (before - floor)``: what the two versions' own work compares at.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from viewer_measure import SWITCH_LOOP, MeasureError, load_run, open_page, switch_times
@@ -41,36 +43,45 @@ FLOOR_PAGE = ('<!doctype html><html lang="en"><head><meta charset="utf-8"><title
 """The navigation floor's page: the run view's mark set by the parser, nothing fetched."""
 
 
-def navigation_floor(page, loads: int, timeout_ms: int = 60_000) -> dict:
-    """The browser's own time of a navigation in ``page``: :data:`FLOOR_PAGE` served by
-    exporter.serve from a temporary folder on 127.0.0.1 and loaded ``loads`` times; each load's
-    time is its ``first-step-rendered`` mark (ms from navigation start, as a run's).
-
-    Returns ``{"ms": [...], "median"}``. Raises MeasureError when the page does not get ready;
-    ValueError when ``loads`` is below 1.
-    """
-    from playwright.sync_api import Error as PlaywrightError
-
+@contextmanager
+def floor_server():
+    """:data:`FLOOR_PAGE` served by exporter.serve from a temporary folder on 127.0.0.1:
+    yields its URL; the server is stopped and the folder removed on exit."""
     from exporter.serve import serve_in_background
 
-    if loads < 1:
-        raise ValueError("loads must be at least 1")
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
         (Path(folder) / "floor.html").write_text(FLOOR_PAGE, encoding="utf-8")
         server, base = serve_in_background(Path(folder), port=0, host="127.0.0.1")
-        times = []
         try:
-            for _ in range(loads):
-                page.goto(f"{base}floor.html")
-                page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
-                times.append(page.evaluate(
-                    "() => performance.getEntriesByName('first-step-rendered', 'mark')[0].startTime"))
-        except PlaywrightError as error:
-            raise MeasureError("the navigation floor's blank page did not get ready "
-                               f"({str(error).splitlines()[0]})") from error
+            yield f"{base}floor.html"
         finally:
             server.shutdown()
             server.server_close()
+
+
+def floor_load(page, url: str, timeout_ms: int = 60_000) -> float:
+    """One load of the floor page at ``url`` (:func:`floor_server`) in ``page``: its
+    ``first-step-rendered`` mark, ms from navigation start (as a run's). Raises MeasureError
+    when the page does not get ready."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
+        return page.evaluate("() => performance.getEntriesByName('first-step-rendered', 'mark')[0].startTime")
+    except PlaywrightError as error:
+        raise MeasureError("the navigation floor's blank page did not get ready "
+                           f"({str(error).splitlines()[0]})") from error
+
+
+def navigation_floor(page, loads: int, timeout_ms: int = 60_000) -> dict:
+    """The browser's own time of a navigation in ``page``: the floor page loaded ``loads``
+    times in a row (:func:`floor_load`). Returns ``{"ms": [...], "median"}``. Raises
+    MeasureError when the page does not get ready; ValueError when ``loads`` is below 1."""
+    if loads < 1:
+        raise ValueError("loads must be at least 1")
+    with floor_server() as url:
+        times = [floor_load(page, url, timeout_ms) for _ in range(loads)]
     return {"ms": times, "median": statistics.median(times)}
 
 
@@ -168,23 +179,25 @@ def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> di
     pages = {side: page for side, (_, page) in opened.items()}
     runs: dict[str, dict] = {}
     problems: list[str] = []
+    floor_times: list[float] = []
     try:
-        floor_times = navigation_floor(pages["now"], 3 * loads)["ms"]
-        for number, row in enumerate(rows, 1):
-            try:
-                figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=number % 2 == 1)
-            except MeasureError as error:
-                problems.append(str(error))
-                continue
-            problems += figures.pop("problems")
-            runs[row["run_id"]] = {**figures, "kind": row["kind"]}
-            if number % 20 == 0:
-                print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
-        floor_times += navigation_floor(pages["now"], 3 * loads)["ms"]
+        with floor_server() as floor_url:
+            for number, row in enumerate(rows, 1):
+                swap = number % 2 == 1  # (now, before) loads: before showed the run last
+                try:
+                    figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=swap)
+                except MeasureError as error:
+                    problems.append(str(error))
+                    continue
+                problems += figures.pop("problems")
+                runs[row["run_id"]] = {**figures, "kind": row["kind"]}
+                floor_times.append(floor_load(pages["before" if swap else "now"], floor_url))
+                if number % 20 == 0:
+                    print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
     finally:
         for context, _ in opened.values():
             context.close()
-    floor = {"ms": floor_times, "median": statistics.median(floor_times)}
+    floor = {"ms": floor_times, "median": statistics.median(floor_times) if floor_times else 0.0}
     for figures in runs.values():
         figures["net_ratio"] = net_ratio(figures["now_median"], figures["before_median"], floor["median"])
     spread = {}
