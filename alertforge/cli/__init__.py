@@ -31,9 +31,16 @@ COMMANDS = (
 """Each adds one subcommand (its parser, with ``func`` set to its handler), in help order."""
 
 
+DESCRIPTION = ("3amBench Replay: grade, record, import, export and publish runs on an alerting-as-code "
+               "benchmark; one command per pipeline stage.")
+"""The top-level --help's description (plain text: argparse prints it as written)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="alertforge", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="alertforge", description=DESCRIPTION,
+        epilog="Run 'alertforge COMMAND --help' for a command's options; README.md walks through them.")
     parser.add_argument("--version", action="version", version=f"alertforge {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in COMMANDS:
