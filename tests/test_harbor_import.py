@@ -280,3 +280,17 @@ def test_a_write_through_a_file_is_refused_on_its_step_not_an_aborted_import(tmp
     # a real shell fails that write too ("Not a directory"): refused, named, nothing written
     assert any("notes is a file, not a folder" in n for n in notes), notes
     assert "alertforge-" not in (folder / "trajectory.json").read_text()
+
+
+def test_the_line_printed_per_run_says_in_words_how_it_was_replayed_and_rewarded():
+    from alertforge.cli.imports import run_line
+
+    row = {"run_id": "harbor__job__t1", "replay": "exact", "lossy_steps": 0, "harbor_reward": 1.0,
+           "regrade_reward": 0.274718, "multi_step": []}
+    assert run_line(row) == ("harbor__job__t1: replayed step by step; Harbor's verifier reward 1.0000, "
+                             "re-graded here 0.2747")
+    row.update(replay="approximate", lossy_steps=2, multi_step=["build", "deploy"])
+    assert "2 step(s) approximate" in run_line(row) and run_line(row).endswith("; trial steps build, deploy")
+    row.update(replay="terminal-only", lossy_steps=0, harbor_reward=None, regrade_reward=None, multi_step=[])
+    assert run_line(row) == ("harbor__job__t1: not replayed (no steps to replay): rewards only; "
+                             "Harbor's verifier reward none, not re-graded here")

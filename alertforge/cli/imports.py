@@ -48,10 +48,7 @@ def import_harbor_command(args: argparse.Namespace) -> int:
     summary = import_harbor([Path(p) for p in args.jobs], out,
                             Path(args.tasks) if args.tasks else None, engine=chosen)
     for row in summary["imported"]:
-        rewards = f"harbor {row['harbor_reward']}, regrade {row['regrade_reward']}"
-        lossy = f", {row['lossy_steps']} lossy step(s)" if row["lossy_steps"] else ""
-        steps = f", steps {'+'.join(row['multi_step'])}" if row.get("multi_step") else ""
-        print(f"{row['run_id']}: {row['replay']}{lossy} ({rewards}{steps})")
+        print(run_line(row))
         if row.get("task_note"):
             _warn(row["path"], row["task_note"])
         if row.get("exception"):
@@ -70,6 +67,31 @@ def import_harbor_command(args: argparse.Namespace) -> int:
           f"(listed in {out / SUMMARY_FILE})")
     print_engine_summary(chosen)
     return 0
+
+
+REPLAY_WORDS = {
+    "exact": "replayed step by step",
+    "approximate": "replayed step by step",
+    "terminal-only": "not replayed (no steps to replay): rewards only",
+}
+"""What each ``replay`` label of recorder.importers.harbor.replay means, for the run's line."""
+
+
+def _reward(value: object) -> str:
+    return f"{value:.4f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "none"
+
+
+def run_line(row: dict) -> str:
+    """The line import-harbor prints for one imported run (a row of harbor-import.json's
+    ``imported``): how it was replayed, how many steps' edits had to be guessed, the verifier's
+    reward and ours, the trial's steps when it has several."""
+    how = REPLAY_WORDS.get(row.get("replay"), str(row.get("replay")))
+    if row.get("lossy_steps"):
+        how += f", {row['lossy_steps']} step(s) approximate (their edits could not all be reconstructed)"
+    regrade = row.get("regrade_reward")
+    ours = f"re-graded here {_reward(regrade)}" if regrade is not None else "not re-graded here"
+    steps = f"; trial steps {', '.join(row['multi_step'])}" if row.get("multi_step") else ""
+    return f"{row['run_id']}: {how}; Harbor's verifier reward {_reward(row.get('harbor_reward'))}, {ours}{steps}"
 
 
 def _terminal_reason(out: Path, row: dict) -> str:
