@@ -159,8 +159,13 @@ async function recompute() {
   render();
 }
 
-function cell(field, content, numeric) {
-  return el("td", { class: numeric ? "num" : null, dataset: { field } }, content);
+// title: the whole text of a cell the fixed-width table may cut (as _runs_table.html writes it)
+function cell(field, content, numeric, title) {
+  return el("td", { class: numeric ? "num" : null, dataset: { field }, title: title ?? null }, content);
+}
+
+function textCell(field, value) {
+  return cell(field, valueKey(value), false, value === null || value === undefined ? null : String(value));
 }
 
 function rowElement(row) {
@@ -168,11 +173,11 @@ function rowElement(row) {
   return el(
     "tr",
     { dataset: { runId: row.run_id } },
-    cell("run_id", [el("a", { href: `run.html?run=${encodeURIComponent(row.run_id)}` }, row.run_id), row.kind !== "alerting" ? [" ", el("span", { class: "tag" }, row.kind)] : null, statusBadge(el, row.status)]),
-    cell("task_id", [row.task_id, row.incident ? [" ", el("span", { class: "tag", title: "the generated incident's failure mode" }, row.incident)] : null]),
-    cell("workflow", valueKey(row.workflow)),
+    cell("run_id", [el("a", { href: `run.html?run=${encodeURIComponent(row.run_id)}`, title: row.run_id }, row.run_id), row.kind !== "alerting" ? [" ", el("span", { class: "tag" }, row.kind)] : null, statusBadge(el, row.status)]),
+    cell("task_id", [row.task_id, row.incident ? [" ", el("span", { class: "tag", title: "the generated incident's failure mode" }, row.incident)] : null], false, row.task_id),
+    textCell("workflow", row.workflow),
     cell("tier", valueKey(row.tier), true),
-    cell("policy", valueKey(row.policy)),
+    textCell("policy", row.policy),
     cell("reward", formatReward(row.reward), true),
     cell("solved", el("span", { class: ["badge", row.solved ? "badge-pass" : "badge-muted"] }, row.solved ? "solved" : "no")),
     cell("steps", valueKey(row.steps), true),
