@@ -62,6 +62,34 @@ def test_failing_checks_show_cause_and_a_blame_link_that_opens_the_hunk(page, ca
     assert page.page_errors == []
 
 
+def test_the_inspector_shows_why_a_check_fails_with_the_graders_facts_and_the_blame(page, causes_site):
+    url, run_id = causes_site
+    _open(page, f"{url}run.html?run={run_id}&step=10")
+    failing = page.locator("li.check[data-state='fail']").first
+    check_id = failing.get_attribute("data-check-id")
+    panel_kind = failing.locator(".check-cause").get_attribute("data-cause-kind")
+    panel_text = failing.locator(".cause-text").text_content()
+    failing.click()
+    box = page.locator("#inspector-cause")
+    assert box.is_visible()
+    assert page.locator("#inspector-cause-kind").text_content() == panel_kind
+    assert page.locator("#inspector-cause-summary").text_content() == panel_text
+    facts = page.locator("#inspector-cause-facts dl.cause-facts > dt")
+    assert facts.count() > 0, "the grader's facts are drawn"
+    blame = page.locator("#inspector-blame")
+    panel_blame = failing.locator("a.blame-link")
+    assert blame.text_content() == panel_blame.text_content()
+    step = panel_blame.get_attribute("data-step")
+    blame.click()
+    page.wait_for_function(f"document.getElementById('step-index').textContent === '{step}'")
+    assert page.locator("#check-inspector").is_visible()
+    assert page.locator("#inspector-check-id").text_content() == check_id
+    passing = page.locator("li.check[data-state='pass']").first
+    passing.click()
+    assert page.locator("#inspector-cause").is_hidden()
+    assert page.page_errors == []
+
+
 def test_permalinks_to_a_cause_and_a_hunk_highlight_them_when_opened(page, causes_site):
     url, run_id = causes_site
     _open(page, f"{url}run.html?run={run_id}&step=10")

@@ -136,9 +136,14 @@ function updateWhy(entry, why) {
   link.setAttribute("href", why.href);
   link.dataset.step = String(blame.step);
   link.dataset.hunk = blame.hunk === null || blame.hunk === undefined ? "" : String(blame.hunk);
-  link.textContent = blame.step === 0
-    ? "Failing from the start (the pristine repo)"
-    : `Broken at step ${blame.step}${link.dataset.hunk === "" ? "" : `, hunk ${blame.hunk + 1}`}: show the change`;
+  link.textContent = blameText(blame);
+}
+
+/** The words of a blame link for {step, hunk} (the checks panel's and the inspector's). */
+export function blameText(blame) {
+  if (blame.step === 0) return "Failing from the start (the pristine repo)";
+  const hunk = blame.hunk === null || blame.hunk === undefined ? "" : `, hunk ${blame.hunk + 1}`;
+  return `Broken at step ${blame.step}${hunk}: show the change`;
 }
 
 /** Set one check item's state, changed mark, detail and selection for `step`; returns its state. */

@@ -1,4 +1,5 @@
-// The check inspector: the selected check's note, state at the step shown, its scenario plot
+// The check inspector: the selected check's note, state at the step shown, why it fails (its
+// cause with the grader's facts, and the change that broke it: cause-facts.js), its scenario plot
 // (alert checks) and the reproduce panel with a copy button.
 //
 // Stable ids: #check-inspector (hidden when no check is selected; data-inputs="none" when the
@@ -10,6 +11,8 @@
 
 import { byId, clear, fill, el } from "../lib/dom.js";
 import { failureAt, stateAt } from "../lib/data.js";
+import { blameText } from "./checks.js";
+import { causeChildren } from "./cause-facts.js";
 import { renderScenarioPlot } from "./scenario.js";
 import { needsInputSeries, reproduceText } from "./reproduce.js";
 
@@ -85,9 +88,11 @@ function drawWaiting(check) {
  * it for null. loadInputs() gives a promise of the task's data/task-inputs file (data.js
  * loadTaskInputs, fetched once a page): it is called when the first check whose plot or reproduce
  * text needs it is opened; until it is in, both say they are loading, and a failed load is said
- * in the inspector (#inspector-inputs-status), not as a page error.
+ * in the inspector (#inspector-inputs-status), not as a page error. whyOf(checkId, index) gives
+ * a failing check's {cause, blame, href} (run.js, as for the checks panel); onBlame(n, hunk,
+ * checkId) opens the step that broke it (the blame link's click).
  */
-export function createInspector(task, onClose, loadInputs) {
+export function createInspector(task, onClose, loadInputs, whyOf = null, onBlame = null) {
   const box = byId("check-inspector");
   const checks = new Map(task.checks.map((check, index) => [check.id, { check, index }]));
   let shown = null;
@@ -95,7 +100,27 @@ export function createInspector(task, onClose, loadInputs) {
   let step = null;
   let inputs = null;
   let builds = 0;
+  let shownWhy = null;
+  const causeBox = byId("inspector-cause");
   byId("inspector-close").addEventListener("click", onClose);
+  causeBox.addEventListener("click", (event) => {
+    const link = event.target instanceof Element ? event.target.closest("a.blame-link") : null;
+    if (!link || !onBlame || !shownWhy || !shownWhy.blame) return;
+    event.preventDefault();
+    onBlame(shownWhy.blame.step, shownWhy.blame.hunk ?? null, shown);
+  });
+
+  function showWhy(why) {
+    const cause = why && why.cause;
+    if (shownWhy === why || (why && shownWhy && cause === shownWhy.cause && why.href === shownWhy.href)) return;
+    shownWhy = why;
+    causeBox.hidden = !cause;
+    if (!cause) {
+      clear(causeBox);
+      return;
+    }
+    fill(causeBox, ...causeChildren(cause, why.blame ? { href: why.href, text: blameText(why.blame) } : null));
+  }
   byId("reproduce-copy").addEventListener("click", async () => {
     const ok = await copyText(byId("reproduce-text").textContent);
     fill(byId("reproduce-copied"), ok ? "Copied." : "Select the text and copy it by hand.");
@@ -138,6 +163,7 @@ export function createInspector(task, onClose, loadInputs) {
     box.hidden = !entry;
     if (!entry) {
       shown = null;
+      showWhy(null);
       return;
     }
     step = run.steps[n];
@@ -151,6 +177,7 @@ export function createInspector(task, onClose, loadInputs) {
     target.dataset.state = STATE_NAMES[state];
     const detail = state === "0" ? failureAt(run, n, checkId) : "";
     fill(target, el("strong", null, `At step ${n} this check ${STATE_WORDS[state]}.`), detail ? el("span", { class: "check-detail" }, ` ${detail}`) : null);
+    showWhy(state === "0" && whyOf ? whyOf(checkId, entry.index) : null);
     if (plotUpdate) plotUpdate(step);
   };
 }

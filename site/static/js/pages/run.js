@@ -99,7 +99,7 @@ function writeUrl() {
 // link: building each address again was most of the checks panel's time on long runs).
 const blameHrefs = new Map();
 
-/** A failing check's cause and blame at the current step, for the checks panel. */
+/** A failing check's cause and blame at the current step, for the checks panel and the inspector. */
 function whyOf(checkId, index) {
   const source = state.source;
   const cause = causeAt(source, state.step, checkId);
@@ -298,7 +298,8 @@ async function showWhole(modules) {
     curve: timed("curve", () => modules.renderCurve(byId("reward-curve"), run.steps, show)),
     checks,
     matrix: noop,
-    inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id))),
+    inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id),
+      whyOf, openBlame)),
     episode: timed("episode", () => mountEpisodeView(run, show, drawnFromHead)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
