@@ -25,10 +25,15 @@ def add_grade(sub) -> None:
     """``grade TASK [--workspace DIR]``: grade a workspace against a task's checks."""
     grade = sub.add_parser("grade", help="grade a workspace against a task's checks")
     grade.add_argument("task", help="task folder or task id")
-    grade.add_argument("--workspace", help="monitoring repo to grade (default: the pristine repo)")
+    grade.add_argument("--workspace", metavar="DIR",
+                       help="the monitoring repo to grade, as an agent left it: a folder laid out like "
+                       "the task's environment/monitoring/ (rules/*.yml, alertmanager/alertmanager.yml); "
+                       "default: "
+                       "that pristine repo, which scores 0")
     grade.add_argument("--json", action="store_true", help="print the whole GradeResult as JSON")
     add_tasks_option(grade, help="tasks folder to look ids up in (default: bundled tasks/)")
-    grade.add_argument("--show-failed", type=int, default=20, help="failed checks to list")
+    grade.add_argument("--show-failed", type=int, default=20, metavar="N",
+                       help="how many failing checks to list with their details (default 20)")
     grade.set_defaults(func=grade_command)
 
 
