@@ -20,6 +20,7 @@ from typing import Any
 
 from contract.untrusted import Tree, UnsafeInput
 from exporter.media_clean import MEDIA_CAP, MediaRefused, clean_media
+from exporter.redact import Redactor
 from exporter.run_folders import RunFolder
 from exporter.steps import content_text
 
@@ -42,12 +43,15 @@ def _media_parts(step: dict[str, Any]) -> list[dict[str, Any]]:
 class MediaFiles:
     """The media of one run: which ``media/<name>`` files its folder holds, and their bytes
     for the site as :func:`exporter.media_clean.clean_media` re-encodes them (``files``: site
-    path -> bytes); with ``include=False`` none is published (export ``--no-media``)."""
+    path -> bytes); with ``include=False`` none is published (export ``--no-media``); with
+    ``redactor``, one whose re-encoded bytes still show a token format (8-bit samples or pixel
+    rows can spell one) is not published either."""
 
-    def __init__(self, run: RunFolder, include: bool = True):
+    def __init__(self, run: RunFolder, include: bool = True, redactor: Redactor | None = None):
         self.run_id = run.run_id
         self.tree = Tree(run.path)
         self.include = include
+        self.redactor = redactor
         self.files: dict[str, bytes] = {}
         self._published: dict[tuple[str, str], tuple[str | None, str | None]] = {}
 
@@ -80,9 +84,14 @@ class MediaFiles:
             cleaned = clean_media(data, part_type)
         except MediaRefused as refused:
             return None, f"not published: {refused.problem}"
+        found = self.redactor.find(cleaned.data.decode("latin-1"), entropy=False) if self.redactor else []
+        if found:
+            kinds = ", ".join(sorted({kind for _, _, kind in found}))
+            return None, f"not published: its bytes spell what looks like a secret ({kinds})"
         stem = name if name.endswith(cleaned.suffix) else name + cleaned.suffix
         site_path, number = f"data/media/{self.run_id}/{stem}", 1
-        while site_path in self.files and self.files[site_path] != cleaned.data:
+        taken = {path.lower(): data for path, data in self.files.items()}  # one file on a case-blind disk
+        while site_path.lower() in taken and taken[site_path.lower()] != cleaned.data:
             number += 1
             site_path = f"data/media/{self.run_id}/{stem[:-len(cleaned.suffix)]}-{number}{cleaned.suffix}"
         self.files[site_path] = cleaned.data

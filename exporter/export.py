@@ -133,7 +133,7 @@ def build_site_files(
             tasks[task.id] = task
         redacted_runs.append(run)
         steps = build_steps(run, task)
-        media = MediaFiles(run, include=with_media)
+        media = MediaFiles(run, include=with_media, redactor=redactor)
         attach_atif_parts(steps, run, media)
         search.add_run(number, steps)
         document = _add_run_files(files, run, steps, _atif_fields(run, media))

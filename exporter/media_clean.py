@@ -12,12 +12,15 @@ they came, three kinds of fault reach a Space:
 - a decompression bomb: a few kilobytes that decode to gigabytes.
 
 So a media file is published only as :func:`clean_media` writes it again: an image (PNG, JPEG,
-GIF or WebP, at most :data:`MAX_PIXELS`, its first frame) decoded by Pillow and encoded as a PNG
-from its pixels alone (its palette and transparency kept, no other chunk); a PCM WAV read by the
-standard library's ``wave`` and written again with only its format and samples. Anything else
-is refused with the reason, which the viewer shows in place of the part. :func:`media_problem`
-is the structural check publish runs on every media file of a site: only the chunks these two
-encoders write, in order, nothing after the end.
+GIF or WebP, at most :data:`MAX_PIXELS` and, for a progressive JPEG, :data:`MAX_JPEG_SCANS`
+scans; its first frame) decoded by Pillow and encoded as a PNG of its pixels alone, in a mode
+with no palette (a palette and a transparency table hold entries no pixel has to use, so text
+would ride along unseen: palette and colour-keyed images become RGB or RGBA); a PCM WAV read
+by the standard library's ``wave`` and written again with only its format and samples.
+Anything else is refused with the reason, which the viewer shows in place of the part.
+:func:`media_problem` is the structural check of a published file: only the chunks these two
+encoders write, nothing after the end; publish also requires each file to be what
+:func:`clean_media` makes of it (a fixed point), so nothing hand-made passes.
 
 Pixels and sound themselves can hold a secret (a screenshot of a terminal): no scan reads
 them, so publish uploads a site with media only when told to (``--with-media``).
@@ -43,10 +46,14 @@ MEDIA_SUFFIXES = {".png": "image/png", ".wav": "audio/wav"}
 """What a published media file is: its suffix and the type a static host serves it as."""
 IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 """Image formats read (Pillow's names)."""
-PNG_MODES = ("1", "L", "LA", "P", "RGB", "RGBA", "I;16")
-"""Pillow modes written as PNG as they are; any other is converted to RGB or RGBA first."""
+PNG_MODES = ("1", "L", "LA", "RGB", "RGBA", "I;16")
+"""Pillow modes written as PNG as they are (none has a palette); any other is converted to RGB
+or RGBA first, as is an image with a transparency colour key."""
+MAX_JPEG_SCANS = 64
+"""Most scans a JPEG may have (a progressive one has about ten): each is a decoding pass over
+the whole image, so thousands of tiny repeated scans make a CPU bomb the pixel cap misses."""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-PNG_CHUNKS = (b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND")
+PNG_CHUNKS = (b"IHDR", b"IDAT", b"IEND")
 """The PNG chunks :func:`clean_media` writes (Pillow's PNG encoder with no info): nothing else
 is allowed in a published PNG."""
 
@@ -79,6 +86,9 @@ def _clean_image(data: bytes) -> bytes:
             if image.width * image.height > MAX_PIXELS:
                 raise MediaRefused(f"an image of {image.width} x {image.height} pixels, over the "
                                    f"{MAX_PIXELS:,d}-pixel limit")
+            scans = data.count(b"\xff\xda")  # SOS; 0xFF inside scan data is stuffed with 0x00
+            if image.format == "JPEG" and scans > MAX_JPEG_SCANS:
+                raise MediaRefused(f"a JPEG of {scans:,d} scans, over the {MAX_JPEG_SCANS}-scan limit")
             image.seek(0)
             image.load()
     except MediaRefused:
@@ -87,17 +97,17 @@ def _clean_image(data: bytes) -> bytes:
         raise MediaRefused("not a PNG, JPEG, GIF or WebP image") from None
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise MediaRefused(f"an image over the {MAX_PIXELS:,d}-pixel limit") from None
-    except (OSError, ValueError, SyntaxError, struct.error) as error:
+    except (OSError, ValueError, SyntaxError, struct.error, EOFError, RuntimeError) as error:
         raise MediaRefused(f"an image that does not decode ({error})") from None
-    transparency = image.info.get("transparency")
-    if image.mode not in PNG_MODES:
-        image = image.convert("RGBA" if image.has_transparency_data else "RGB")
-        transparency = None
-    image.info = {}  # Pillow writes an icc_profile (or exif) it finds there
-    options = {"transparency": transparency} if transparency is not None and image.mode in ("P", "L", "RGB") else {}
+    if image.mode not in PNG_MODES or "transparency" in image.info:
+        try:
+            image = image.convert("RGBA" if image.has_transparency_data else "RGB")
+        except (OSError, ValueError) as error:
+            raise MediaRefused(f"an image whose colours cannot be read ({error})") from None
+    image.info = {}  # Pillow writes an icc_profile, exif or transparency it finds there
     out = io.BytesIO()
     try:
-        image.save(out, "PNG", optimize=False, **options)
+        image.save(out, "PNG", optimize=False)
     except (OSError, ValueError) as error:
         raise MediaRefused(f"an image that cannot be written as a PNG ({error})") from None
     return out.getvalue()
@@ -108,16 +118,22 @@ def _clean_wav(data: bytes) -> bytes:
         with wave.open(io.BytesIO(data), "rb") as source:
             params = source.getparams()
             frames = source.readframes(params.nframes)
-    except (wave.Error, EOFError, struct.error) as error:
+    except (wave.Error, EOFError, struct.error, RuntimeError, ValueError, OverflowError) as error:
         raise MediaRefused(f"not a PCM WAV file ({error}); other audio is not published") from None
+    if not (1 <= params.nchannels <= 16 and 1 <= params.sampwidth <= 4 and 1 <= params.framerate <= 768_000):
+        raise MediaRefused(f"a WAV file of {params.nchannels} channels, {params.sampwidth}-byte samples "
+                           f"at {params.framerate} Hz, which is not audio this site publishes")
     if len(frames) != params.nframes * params.nchannels * params.sampwidth:
         raise MediaRefused("a WAV file shorter than its header says")
     out = io.BytesIO()
-    with wave.open(out, "wb") as target:
-        target.setnchannels(params.nchannels)
-        target.setsampwidth(params.sampwidth)
-        target.setframerate(params.framerate)
-        target.writeframes(frames)
+    try:
+        with wave.open(out, "wb") as target:
+            target.setnchannels(params.nchannels)
+            target.setsampwidth(params.sampwidth)
+            target.setframerate(params.framerate)
+            target.writeframes(frames)
+    except (wave.Error, struct.error, ValueError, OverflowError) as error:
+        raise MediaRefused(f"a WAV file that cannot be written again ({error})") from None
     return out.getvalue()
 
 
@@ -170,11 +186,30 @@ def _wav_problem(data: bytes) -> str | None:
     riff_size, fmt_size = struct.unpack("<I", data[4:8])[0], struct.unpack("<I", data[16:20])[0]
     if fmt_size != 16 or struct.unpack("<H", data[20:22])[0] != 1:
         return "is not a PCM WAV file with a 16-byte format chunk"
+    channels, rate, _, _, bits = struct.unpack("<HIIHH", data[22:36])
+    if not (1 <= channels <= 16 and bits in (8, 16, 24, 32) and 1 <= rate <= 768_000):
+        return f"declares {channels} channels of {bits}-bit samples at {rate} Hz"
     if data[36:40] != b"data":
         return "holds a chunk other than 'fmt ' and 'data'"
     size = struct.unpack("<I", data[40:44])[0]
     if riff_size != 36 + size or len(data) not in (44 + size, 44 + size + (size & 1)):
         return "has bytes its chunks do not account for"
+    return None
+
+
+def published_problem(data: bytes, suffix: str) -> str | None:
+    """What is wrong with ``data`` as a media file of a site to publish: :func:`media_problem`,
+    then whether it is exactly what :func:`clean_media` makes of it (so a file added or edited
+    after the export, whatever its chunks hold, is refused); None when it is."""
+    problem = media_problem(data, suffix)
+    if problem:
+        return problem
+    try:
+        again = clean_media(data, "image" if suffix == ".png" else "audio").data
+    except MediaRefused as refused:
+        return f"is not media the export would publish ({refused.problem})"
+    if again != data:
+        return "is not as the export writes it (written again, its bytes differ)"
     return None
 
 

@@ -18,7 +18,7 @@ from contract.text import split_chars
 from contract.untrusted import Tree
 from exporter.export import MAX_FILE_BYTES
 from exporter.long_text import PART_CHARS
-from exporter.media_clean import media_problem
+from exporter.media_clean import published_problem
 from exporter.redact import Redactor
 from exporter.run_index import tokens
 
@@ -167,8 +167,9 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_m
     joined first, see :func:`_redact_long_text`; each file by :func:`_stage_file`).
 
     Media files (``data/media/``: images and audio runs' agents saw, as export re-encodes them)
-    are copied only with ``with_media`` (no scan reads pixels or sound) and only when they hold
-    nothing but what export writes (:func:`exporter.media_clean.media_problem`), redactor or not.
+    are copied only with ``with_media`` (no scan reads pixels or sound) and only when each is
+    exactly what export writes (:func:`exporter.media_clean.published_problem`), redactor or
+    not; with ``redactor``, a token format in a media file's bytes refuses it too.
 
     Raises:
         PublishRefused: a secret where it cannot be masked (a file name, the viewer's own
@@ -198,10 +199,12 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_m
             continue
         data = site.read_bytes(rel, cap=MAX_FILE_BYTES)
         if rel.startswith(MEDIA_FOLDER):
-            problem = media_problem(data, Path(rel).suffix)
+            problem = published_problem(data, Path(rel).suffix)
             if problem:
                 raise PublishRefused(rel, f"{problem}: a media file of a site holds only what export "
                                      "writes (export the site again); nothing uploaded")
+            if redactor is not None:
+                _refuse_if_secret(rel, data.decode("latin-1"), redactor, "in its bytes (a media file)")
         if redactor is not None:
             if redactor.find(rel, entropy=False):
                 raise PublishRefused(rel, "the file name looks like it holds a secret, which cannot "

@@ -15,7 +15,13 @@ BENCH = str(Path(__file__).resolve().parents[1] / "bench")
 # would shadow the ray package for every later test (tests/test_ray_engine.py)
 sys.path.insert(0, BENCH)
 try:
-    from viewer_ab import first_step_pairs, first_steps_paired, navigation_floor, net_ratio, switch_pairs
+    from viewer_ab import (
+        first_step_pairs,
+        first_steps_paired,
+        navigation_floor,
+        net_ratio,
+        switch_pairs,
+    )
     from viewer_measure import MeasureError, dom_problems, open_page
     from viewer_site import first_write_step, measure_pages, measure_run, pick_runs, site_runs
 finally:

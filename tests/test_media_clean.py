@@ -100,7 +100,7 @@ def test_a_jpeg_with_exif_and_a_comment_becomes_a_png_of_the_same_pixels():
     assert Image.open(io.BytesIO(cleaned.data)).tobytes() == decoded.convert("RGB").tobytes()
 
 
-def test_an_animated_gif_gives_its_first_frame_with_its_transparency_and_no_comment():
+def test_an_animated_gif_gives_its_first_frame_with_its_transparency_and_no_palette_or_comment():
     frames = [Image.new("P", (4, 4), colour) for colour in (1, 2)]
     frames[0].putpixel((0, 0), 0)  # the transparent index, used
     out = io.BytesIO()
@@ -108,10 +108,32 @@ def test_an_animated_gif_gives_its_first_frame_with_its_transparency_and_no_comm
                    comment=SECRET.encode(), duration=100, loop=0)
     cleaned = clean_media(out.getvalue(), "image")
     assert SECRET.encode() not in cleaned.data
-    assert b"tRNS" in png_chunks(cleaned.data) and media_problem(cleaned.data, ".png") is None
+    assert png_chunks(cleaned.data) == [b"IHDR", b"IDAT", b"IEND"] and media_problem(cleaned.data, ".png") is None
     first = Image.open(io.BytesIO(cleaned.data))
-    assert first.mode == "P" and first.info["transparency"] == first.getpixel((0, 0))
-    assert first.getpixel((1, 1)) != first.getpixel((0, 0))
+    assert first.mode == "RGBA" and first.getpixel((0, 0))[3] == 0 and first.getpixel((1, 1))[3] == 255
+
+
+def test_unused_palette_and_transparency_entries_do_not_carry_text_through():
+    palette = (b"\0\0\0" + SECRET.encode()).ljust(768, b"\0")
+    image = Image.new("P", (8, 8), 0)
+    image.putpalette(palette)
+    out = io.BytesIO()
+    image.save(out, "PNG", transparency=SECRET.encode()[:200])
+    assert SECRET.encode() in out.getvalue()
+    cleaned = clean_media(out.getvalue(), "image")
+    assert SECRET.encode() not in cleaned.data and png_chunks(cleaned.data) == [b"IHDR", b"IDAT", b"IEND"]
+
+
+def test_a_progressive_jpeg_of_thousands_of_scans_is_refused_before_decoding():
+    image = Image.new("L", (64, 64), 128)
+    out = io.BytesIO()
+    image.save(out, "JPEG", progressive=True)
+    data = out.getvalue()
+    scan = data[data.rindex(b"\xff\xda"):data.rindex(b"\xff\xd9")]
+    bomb = data[:-2] + scan * 600 + data[-2:]
+    with pytest.raises(MediaRefused, match="scan limit"):
+        clean_media(bomb, "image")
+    assert clean_media(data, "image").suffix == ".png"  # a normal progressive JPEG passes
 
 
 @pytest.mark.parametrize("data", [
@@ -145,6 +167,29 @@ def test_a_wav_keeps_its_samples_and_loses_its_info_list():
     with wave.open(io.BytesIO(cleaned.data)) as again:
         assert (again.getnchannels(), again.getsampwidth(), again.getframerate()) == (1, 2, 8000)
         assert again.readframes(again.getnframes()) == b"\x10\x20\x30\x40"
+
+
+def wav_header(tag=1, channels=1, rate=8000, bits=16, data=b"\x00\x00") -> bytes:
+    """A WAV file written by hand, any field as given (the standard library's writer refuses
+    the odd ones)."""
+    align = channels * bits // 8
+    fmt = struct.pack("<HHIIHH", tag, channels, rate, (rate * align) % 2**32, align % 2**16, bits)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(data)) + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+@pytest.mark.parametrize("data", [
+    wav_header(bits=40, data=b"\0" * 10),  # the reader takes 5-byte samples, the writer does not
+    wav_header(rate=0, data=b"\0" * 4),
+    wav_header(channels=65535, data=b"\0" * 4),
+    wav_header(rate=0xFFFFFFFF, data=b"\0" * 4),
+    wav_header()[:16] + struct.pack("<I", 0x1000) + wav_header()[20:],  # fmt chunk past the end
+    wav_header(channels=0, bits=0, data=SECRET.encode()),
+])
+def test_a_wav_with_a_header_no_writer_takes_is_refused_not_a_crash(data):
+    with pytest.raises(MediaRefused):
+        clean_media(data, "audio")
+    assert media_problem(data, ".wav") is not None
 
 
 @pytest.mark.parametrize("data", [
@@ -233,6 +278,32 @@ def test_export_publishes_only_clean_media_and_names_each_refused_part(tmp_path)
     assert problems[:4] == ["not exported (the site was exported with --no-media)"] * 4
 
 
+def test_samples_spelling_a_token_and_names_differing_in_case_are_handled_at_export(tmp_path):
+    from exporter.export import export_site
+
+    run = media_run(tmp_path)
+    (run / "media" / "006-tone.wav").write_bytes(wav_header(bits=8, data=b"\x80" * 20 + SECRET.encode() + b"\x80"))
+    (run / "media" / "Pic.png").write_bytes(hostile_png()[0])
+    blue = io.BytesIO()
+    Image.new("RGB", (3, 3), (0, 0, 255)).save(blue, "PNG")
+    (run / "media" / "pic.png").write_bytes(blue.getvalue())
+    trajectory = read_json(run / "trajectory.json")
+    trajectory["steps"][0]["message"] += [
+        {"type": "audio", "source": {"media_type": "audio/wav", "path": "media/006-tone.wav"}},
+        {"type": "image", "source": {"media_type": "image/png", "path": "media/Pic.png"}},
+        {"type": "image", "source": {"media_type": "image/png", "path": "media/pic.png"}}]
+    (run / "trajectory.json").write_text(json.dumps(trajectory))
+    export_site([run], tmp_path / "site")
+    site = tmp_path / "site"
+    assert SECRET.encode() not in site_bytes(site)
+    parts = {Path(p["path"]).name: p for s in read_json(next((site / "data" / "runs").glob("*.json")))["steps"]
+             for p in s.get("media", [])}
+    assert parts["006-tone.wav"]["url"] is None
+    assert "spell what looks like a secret (github-token)" in parts["006-tone.wav"]["problem"]
+    urls = {parts["Pic.png"]["url"], parts["pic.png"]["url"]}
+    assert len({url.lower() for url in urls}) == 2, urls  # two files even on a case-blind disk
+
+
 def test_publish_takes_media_only_when_told_and_only_as_export_wrote_them(tmp_path):
     from exporter.export import export_site
     from exporter.publish import PublishRefused, publish_site
@@ -256,10 +327,28 @@ def test_publish_takes_media_only_when_told_and_only_as_export_wrote_them(tmp_pa
                          with_media=True)
         assert "001-shot.png" in str(refused.value)
     shot.write_bytes(clean)
-    (shot.parent / "evil.svg").write_bytes(b"<svg><script>alert(1)</script></svg>")
-    with pytest.raises(PublishRefused, match="evil.svg"):
-        publish_site(site, "org/replay", dry_run=True, redactor=Redactor(), out=lambda line: None,
-                     with_media=True)
+
+    def refused(name, data, match, redactor=None):
+        (shot.parent / name).write_bytes(data)
+        with pytest.raises(PublishRefused, match=match) as error:
+            publish_site(site, "org/replay", dry_run=True, redactor=redactor, out=lambda line: None,
+                         with_media=True)
+        assert name in str(error.value)
+        (shot.parent / name).unlink()
+
+    refused("evil.svg", b"<svg><script>alert(1)</script></svg>", "not a kind of media")
+    # chunk names only IHDR, IDAT, IEND but made by hand (bad CRCs, a script in IDAT): not a fixed point
+    raw = lambda kind, body: struct.pack(">I", len(body)) + kind + body + b"\0\0\0\0"
+    forged = (b"\x89PNG\r\n\x1a\n" + raw(b"IHDR", b"x") + raw(b"IDAT", b"<script>alert(1)</script>")
+              + raw(b"IEND", b""))
+    assert media_problem(forged, ".png") is None
+    refused("added.png", forged, "not media the export would publish|not as the export writes it")
+    blue = io.BytesIO()
+    Image.new("RGB", (2, 2), (0, 0, 255)).save(blue, "PNG", compress_level=1)  # other zlib level
+    refused("recompressed.png", blue.getvalue(), "not as the export writes it")
+    tone = wav_header(bits=8, data=b"\x80" * 8 + SECRET.encode())  # a fixed point, but it spells a token
+    assert clean_media(tone, "audio").data == tone
+    refused("tone.wav", tone, "looks like a secret", Redactor())
 
 
 @pytest.mark.browser

@@ -7,8 +7,10 @@ import { mediaAddress } from "../lib/data.js";
 
 const KIND = { image: "Image", audio: "Audio" };
 
+// the exporter's names only (contract/ids.py and atif_view.SAFE_NAME characters): no backslash
+// or "%2e%2e", which a browser resolves as "/" and ".."
 function safeUrl(url) {
-  return typeof url === "string" && /^data\/media\/[^/]+\/[^/]+$/.test(url) && !url.includes("..") ? url : null;
+  return typeof url === "string" && /^data\/media\/[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(url) && !url.includes("..") ? url : null;
 }
 
 function missingText(part, listed) {
