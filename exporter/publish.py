@@ -175,11 +175,17 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_m
         PublishRefused: a secret where it cannot be masked (a file name, the viewer's own
             code, an HTML character reference), a file that cannot be checked (not UTF-8, not
             valid JSON, not a kind of file a site holds), a media file without ``with_media``
-            or not as export writes it, or a file over 10 MB.
+            or not as export writes it, a file name that is not UTF-8, or a file over 10 MB.
     """
     site = Tree(site_dir)
     paths = site_files(site_dir)
     relatives = [path.relative_to(site_dir).as_posix() for path in paths]
+    for rel in relatives:
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            raise PublishRefused(repr(rel)[1:-1], "the file name is not UTF-8, which a Space cannot "
+                                 "hold or list; no export writes one; nothing uploaded") from None
     media = [rel for rel in relatives if rel.startswith(MEDIA_FOLDER)]
     if media and not with_media:
         raise PublishRefused(media[0], f"is one of {len(media)} media files (images and audio the "

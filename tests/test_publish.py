@@ -160,6 +160,19 @@ def test_file_over_10_mb_is_refused_with_its_name(tmp_path, capsys, monkeypatch)
         publish_site(site, "org/replay", out=lambda line: None)
 
 
+def test_a_file_name_that_is_not_utf8_is_refused_by_name_not_a_traceback(tmp_path, capsys):
+    import os
+
+    site = tmp_path / "site"
+    export_site([FIXTURE_RUNS], site, task_index=fixture_tasks())
+    with open(os.path.join(os.fsencode(site / "data"), b"n\xff.json"), "wb") as handle:
+        handle.write(b"{}")
+    assert main(["publish", "--space", "org/replay", "--site", str(site), "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    assert "not UTF-8" in err and "Traceback" not in err
+    assert not (site / LISTING).exists()
+
+
 def test_bad_space_id_or_missing_site_is_bad_input(tmp_path, capsys):
     assert main(["publish", "--space", "no-slash", "--site", str(tmp_path), "--dry-run"]) == 2
     assert main(["publish", "--space", "org/name", "--site", str(tmp_path), "--dry-run"]) == 2

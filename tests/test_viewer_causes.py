@@ -161,3 +161,42 @@ def test_single_file_export_shows_causes_and_blame(page_without_csp, causes_site
     link = page.locator("li.check[data-state='fail'] a.blame-link[data-step='7']").first
     link.click()
     page.wait_for_selector("#step-diff tr.hunk-highlight")
+
+
+def test_a_hostile_cause_in_a_run_file_is_text_and_cut_and_the_page_stays_quick(page, tmp_path):
+    """A stranger's run can hold any cause: markup, a 300,000-character word (laid out whole it
+    froze the page for 43 s), 5,000 fact keys (300,000 nodes), a __proto__ key. Found by a
+    breaker session; fixture-partial-s1 exported with such a cause written into its run file."""
+    import json
+
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+    from tests.conftest import FIXTURE_RUNS, fixture_tasks
+
+    site = tmp_path / "site"
+    export_site([FIXTURE_RUNS], site, task_index=fixture_tasks())
+    path = site / "data" / "runs" / "fixture-partial-s1.json"
+    run = json.loads(path.read_text())
+    run["steps"][1]["causes"] = {"A1-label-1": {
+        "kind": "<img src=x onerror=window.__pwn=1>", "summary": "x" * 300_000,
+        "why": "<script>window.__pwn=2</script>",
+        "facts": {"many": {f"key_{i}": i for i in range(5000)}, "path": ["y" * 100_000],
+                  "__proto__": {"polluted": 1}, "labels": {"a": "<b>", "c": "z" * 5000}}}}
+    path.write_text(json.dumps(run))
+    server, url = serve_in_background(site, port=0, host="127.0.0.1")
+    try:
+        _open(page, f"{url}run.html?run=fixture-partial-s1&step=4&check=A1-label-1")
+        assert page.locator("#inspector-cause").is_visible()
+        kind = page.locator("#inspector-cause-kind").text_content()
+        assert kind.startswith("<img src=x") and len(kind) <= 81
+        assert len(page.locator("#inspector-cause-summary").text_content()) <= 4001
+        assert len(page.locator("li.check[data-check-id='A1-label-1'] .cause-text").text_content()) <= 601
+        many = page.locator("#inspector-cause-facts dl.cause-facts dl.cause-facts").first
+        assert many.locator(":scope > dt").count() == 13  # 12 keys and "and 4988 more"
+        assert "and 4988 more" in many.text_content()
+        assert len(page.locator("#inspector-cause-facts pre.cause-path").text_content()) <= 401
+        assert page.evaluate("() => [window.__pwn, ({}).polluted]") == [None, None]
+        assert page.page_errors == []
+    finally:
+        server.shutdown()
+        server.server_close()

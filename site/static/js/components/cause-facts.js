@@ -9,10 +9,12 @@
 // #inspector-blame (the link to the change that broke it, as in the checks panel).
 
 import { el } from "../lib/dom.js";
+import { clip } from "../lib/format.js";
 
 const MAX_ITEMS = 12;
 const MAX_DEPTH = 4;
 const MAX_TEXT = 400;
+const INSPECTOR_TEXT = 4000;
 
 function isScalar(value) {
   return value === null || ["string", "number", "boolean"].includes(typeof value);
@@ -21,18 +23,19 @@ function isScalar(value) {
 function scalarText(value) {
   if (value === null) return "none";
   if (typeof value === "boolean") return value ? "yes" : "no";
-  const text = String(value);
-  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\u2026` : text;
+  return clip(String(value), MAX_TEXT);
 }
 
 function json(value) {
-  const text = JSON.stringify(value);
-  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\u2026` : text;
+  return clip(JSON.stringify(value), MAX_TEXT);
 }
 
-/** A label set ({name: value} of strings) as Prometheus writes it: {a="b", c="d"}. */
+/** A label set ({name: value} of strings) as Prometheus writes it: {a="b", c="d"} (its first
+ * MAX_ITEMS labels). */
 function labelSet(labels) {
-  return `{${Object.entries(labels).map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(", ")}}`;
+  const entries = Object.entries(labels);
+  const shown = entries.slice(0, MAX_ITEMS).map(([name, value]) => `${clip(name, 80)}=${JSON.stringify(clip(value, MAX_TEXT))}`);
+  return `{${shown.join(", ")}${entries.length > MAX_ITEMS ? `, \u2026 ${entries.length - MAX_ITEMS} more` : ""}}`;
 }
 
 function isLabelSet(value) {
@@ -50,7 +53,7 @@ function valueNode(key, value, depth) {
   if (Array.isArray(value)) {
     if (value.length === 0) return el("span", { class: "muted" }, "none");
     if (key === "path" && value.every((line) => typeof line === "string")) {
-      return el("pre", { class: "text-block cause-path" }, value.slice(0, 60).join("\n"));
+      return el("pre", { class: "text-block cause-path" }, value.slice(0, 60).map((line) => clip(line, MAX_TEXT)).join("\n"));
     }
     if (value.every(isScalar)) {
       const shown = value.slice(0, MAX_ITEMS).map((item) => el("code", null, scalarText(item)));
@@ -64,14 +67,16 @@ function valueNode(key, value, depth) {
   return factList(value, depth + 1);
 }
 
-/** An object of facts as a <dl>: each key (underscores as spaces) and its value, nested lists below. */
+/** An object of facts as a <dl>: each key (underscores as spaces) and its value, nested lists
+ * below; its first MAX_ITEMS entries. */
 function factList(facts, depth) {
   const entries = Object.entries(facts || {});
   if (entries.length === 0) return el("span", { class: "muted" }, "none");
-  return el("dl", { class: "cause-facts" }, entries.map(([key, value]) => [
-    el("dt", null, key.replace(/_/g, " ")),
+  const rest = entries.length - MAX_ITEMS;
+  return el("dl", { class: "cause-facts" }, entries.slice(0, MAX_ITEMS).map(([key, value]) => [
+    el("dt", null, clip(key, 80).replace(/_/g, " ")),
     el("dd", null, valueNode(key, value, depth)),
-  ]));
+  ]), rest > 0 ? [el("dt", null, "\u2026"), el("dd", { class: "muted" }, `and ${rest} more`)] : null);
 }
 
 /**
@@ -82,9 +87,9 @@ export function causeChildren(cause, blame) {
   const facts = cause.facts && typeof cause.facts === "object" && !Array.isArray(cause.facts) ? cause.facts : null;
   return [
     el("h3", null, "Why it fails"),
-    el("p", { class: "check-cause" }, el("span", { class: "cause-kind", id: "inspector-cause-kind" }, String(cause.kind || "")),
-      " ", el("span", { id: "inspector-cause-summary" }, String(cause.summary || ""))),
-    typeof cause.why === "string" && cause.why ? el("p", { class: "muted", id: "inspector-cause-why" }, cause.why) : null,
+    el("p", { class: "check-cause" }, el("span", { class: "cause-kind", id: "inspector-cause-kind" }, clip(cause.kind || "", 80)),
+      " ", el("span", { id: "inspector-cause-summary" }, clip(cause.summary || "", INSPECTOR_TEXT))),
+    typeof cause.why === "string" && cause.why ? el("p", { class: "muted", id: "inspector-cause-why" }, clip(cause.why, INSPECTOR_TEXT)) : null,
     blame ? el("p", { class: "check-blame" }, el("a", { class: "blame-link", id: "inspector-blame", href: blame.href }, blame.text)) : null,
     facts ? el("details", { class: "cause-facts-box", open: true }, el("summary", null, "What the grader found"),
       el("div", { id: "inspector-cause-facts" }, factList(facts, 0))) : null,

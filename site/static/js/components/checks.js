@@ -1,6 +1,10 @@
 // The checks panel: the task's catalog grouped by requirement, each check's state at a step.
 
 import { el, clear, fill } from "../lib/dom.js";
+import { clip } from "../lib/format.js";
+
+// the longest detail or cause line the panel shows (lib/format.js clip; the inspector shows more)
+const PANEL_TEXT = 600;
 
 const STATES = { 1: "pass", 0: "fail", "-": "na" };
 const MARKS = { pass: "\u2713", fail: "\u2717", na: "\u2013" };
@@ -126,9 +130,9 @@ function updateWhy(entry, why) {
   entry.why = why;
   const cause = why && why.cause;
   entry.cause.hidden = !cause;
-  entry.cause.firstChild.textContent = cause ? cause.kind : "";
-  entry.cause.lastChild.textContent = cause ? cause.summary : "";
-  entry.cause.setAttribute("data-cause-kind", cause ? cause.kind : "");
+  entry.cause.firstChild.textContent = cause ? clip(cause.kind, 80) : "";
+  entry.cause.lastChild.textContent = cause ? clip(cause.summary, PANEL_TEXT) : "";
+  entry.cause.setAttribute("data-cause-kind", cause ? clip(cause.kind, 80) : "");
   const blame = why && why.blame;
   entry.blame.hidden = !blame;
   const link = entry.blame.firstChild;
@@ -159,7 +163,7 @@ function updateEntry(entry, step, changed, selectedCheckId, detailOf, whyOf) {
     entry.item.setAttribute("data-changed", isChanged ? "1" : "0");
     entry.item.setAttribute("aria-label", `${entry.check.label || entry.check.id}: ${STATE_WORDS[state]}${isChanged ? ", changed at this step" : ""}`);
     entry.mark.textContent = MARKS[state];
-    entry.detail.textContent = detailText;
+    entry.detail.textContent = clip(detailText, PANEL_TEXT);
     entry.detail.hidden = detailText === "";
   }
   updateWhy(entry, state === "fail" && whyOf ? whyOf(entry.check.id, entry.index) : null);

@@ -11,6 +11,7 @@
 
 import { byId, clear, fill, el } from "../lib/dom.js";
 import { failureAt, stateAt } from "../lib/data.js";
+import { clip } from "../lib/format.js";
 import { blameText } from "./checks.js";
 import { causeChildren } from "./cause-facts.js";
 import { renderScenarioPlot } from "./scenario.js";
@@ -176,7 +177,7 @@ export function createInspector(task, onClose, loadInputs, whyOf = null, onBlame
     const target = byId("inspector-state");
     target.dataset.state = STATE_NAMES[state];
     const detail = state === "0" ? failureAt(run, n, checkId) : "";
-    fill(target, el("strong", null, `At step ${n} this check ${STATE_WORDS[state]}.`), detail ? el("span", { class: "check-detail" }, ` ${detail}`) : null);
+    fill(target, el("strong", null, `At step ${n} this check ${STATE_WORDS[state]}.`), detail ? el("span", { class: "check-detail" }, ` ${clip(detail, 4000)}`) : null);
     showWhy(state === "0" && whyOf ? whyOf(checkId, entry.index) : null);
     if (plotUpdate) plotUpdate(step);
   };

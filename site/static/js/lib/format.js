@@ -6,6 +6,16 @@
  * out because the first Intl call of a page loads the browser's locale data (20-40 ms in a fresh
  * tab, measured in Debian's Chromium), and the run view counts before its first step is drawn.
  */
+/**
+ * Text from a run file cut to at most `max` characters (an ellipsis added): a stranger's run can
+ * carry a megabyte-long word, and laying one out freezes the page (a 300,000-character summary
+ * with no space took 43 s before the checks panel appeared).
+ */
+export function clip(text, max) {
+  const value = typeof text === "string" ? text : String(text ?? "");
+  return value.length > max ? `${value.slice(0, max)}\u2026` : value;
+}
+
 export function formatCount(value) {
   const number = Number(value);
   if (!Number.isFinite(number)) return String(value);
