@@ -8,8 +8,9 @@
 // #inspector-cause-kind, #inspector-cause-summary, #inspector-cause-why, #inspector-cause-facts,
 // #inspector-blame (the link to the change that broke it, as in the checks panel).
 
-import { el } from "../lib/dom.js";
+import { clear, el, fill } from "../lib/dom.js";
 import { clip } from "../lib/format.js";
+import { blameText } from "./checks.js";
 
 const MAX_ITEMS = 12;
 const MAX_DEPTH = 4;
@@ -94,4 +95,30 @@ export function causeChildren(cause, blame) {
     facts ? el("details", { class: "cause-facts-box", open: true }, el("summary", null, "What the grader found"),
       el("div", { id: "inspector-cause-facts" }, factList(facts, 0))) : null,
   ];
+}
+
+/**
+ * Wire the cause box `box` (#inspector-cause); returns show(why): why is run.js whyOf's
+ * {cause, blame, href} of the selected failing check, or null (the box is hidden). The blame
+ * link's click calls onBlame(blame) instead of following the link.
+ */
+export function causeBox(box, onBlame) {
+  let shownWhy = null;
+  box.addEventListener("click", (event) => {
+    const link = event.target instanceof Element ? event.target.closest("a.blame-link") : null;
+    if (!link || !shownWhy || !shownWhy.blame) return;
+    event.preventDefault();
+    onBlame(shownWhy.blame);
+  });
+  return function show(why) {
+    const cause = why && why.cause;
+    if (shownWhy === why || (why && shownWhy && cause === shownWhy.cause && why.href === shownWhy.href)) return;
+    shownWhy = why;
+    box.hidden = !cause;
+    if (!cause) {
+      clear(box);
+      return;
+    }
+    fill(box, ...causeChildren(cause, why.blame ? { href: why.href, text: blameText(why.blame) } : null));
+  };
 }

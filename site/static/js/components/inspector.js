@@ -12,8 +12,7 @@
 import { byId, clear, fill, el } from "../lib/dom.js";
 import { failureAt, stateAt } from "../lib/data.js";
 import { clip } from "../lib/format.js";
-import { blameText } from "./checks.js";
-import { causeChildren } from "./cause-facts.js";
+import { causeBox } from "./cause-facts.js";
 import { renderScenarioPlot } from "./scenario.js";
 import { needsInputSeries, reproduceText } from "./reproduce.js";
 
@@ -101,27 +100,8 @@ export function createInspector(task, onClose, loadInputs, whyOf = null, onBlame
   let step = null;
   let inputs = null;
   let builds = 0;
-  let shownWhy = null;
-  const causeBox = byId("inspector-cause");
   byId("inspector-close").addEventListener("click", onClose);
-  causeBox.addEventListener("click", (event) => {
-    const link = event.target instanceof Element ? event.target.closest("a.blame-link") : null;
-    if (!link || !onBlame || !shownWhy || !shownWhy.blame) return;
-    event.preventDefault();
-    onBlame(shownWhy.blame.step, shownWhy.blame.hunk ?? null, shown);
-  });
-
-  function showWhy(why) {
-    const cause = why && why.cause;
-    if (shownWhy === why || (why && shownWhy && cause === shownWhy.cause && why.href === shownWhy.href)) return;
-    shownWhy = why;
-    causeBox.hidden = !cause;
-    if (!cause) {
-      clear(causeBox);
-      return;
-    }
-    fill(causeBox, ...causeChildren(cause, why.blame ? { href: why.href, text: blameText(why.blame) } : null));
-  }
+  const showWhy = causeBox(byId("inspector-cause"), (blame) => onBlame && onBlame(blame.step, blame.hunk ?? null, shown));
   byId("reproduce-copy").addEventListener("click", async () => {
     const ok = await copyText(byId("reproduce-text").textContent);
     fill(byId("reproduce-copied"), ok ? "Copied." : "Select the text and copy it by hand.");
