@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from contract.untrusted import Tree, UnsafeInput
-from exporter.media_clean import MEDIA_CAP, MediaRefused, clean_media
+from exporter.media_clean import MEDIA_CAP, MEDIA_FOLDER, MediaRefused, clean_media
 from exporter.redact import Redactor
 from exporter.run_folders import RunFolder
 from exporter.steps import content_text
@@ -84,16 +84,15 @@ class MediaFiles:
             cleaned = clean_media(data, part_type)
         except MediaRefused as refused:
             return None, f"not published: {refused.problem}"
-        found = self.redactor.find(cleaned.data.decode("latin-1"), entropy=False) if self.redactor else []
-        if found:
-            kinds = ", ".join(sorted({kind for _, _, kind in found}))
+        kinds = self.redactor.kinds_in(cleaned.data.decode("latin-1")) if self.redactor else ""
+        if kinds:
             return None, f"not published: its bytes spell what looks like a secret ({kinds})"
         stem = name if name.endswith(cleaned.suffix) else name + cleaned.suffix
-        site_path, number = f"data/media/{self.run_id}/{stem}", 1
+        site_path, number = f"{MEDIA_FOLDER}{self.run_id}/{stem}", 1
         taken = {path.lower(): data for path, data in self.files.items()}  # one file on a case-blind disk
         while site_path.lower() in taken and taken[site_path.lower()] != cleaned.data:
             number += 1
-            site_path = f"data/media/{self.run_id}/{stem[:-len(cleaned.suffix)]}-{number}{cleaned.suffix}"
+            site_path = f"{MEDIA_FOLDER}{self.run_id}/{stem[:-len(cleaned.suffix)]}-{number}{cleaned.suffix}"
         self.files[site_path] = cleaned.data
         return site_path, None
 

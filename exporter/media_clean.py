@@ -42,6 +42,9 @@ MAX_PIXELS = 40_000_000
 """Largest image decoded (width x height; a 4K screenshot is 8.3 million)."""
 MEDIA_CAP = 8 * 1024 * 1024
 """Largest media file published, after re-encoding (bytes)."""
+MEDIA_FOLDER = "data/media/"
+"""Where a site's media files are: ``data/media/<run-id>/<name>`` (exporter.atif_view writes
+them, exporter.single_file inlines them, exporter.publish checks them)."""
 MEDIA_SUFFIXES = {".png": "image/png", ".wav": "audio/wav"}
 """What a published media file is: its suffix and the type a static host serves it as."""
 IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")

@@ -18,7 +18,7 @@ from contract.text import split_chars
 from contract.untrusted import Tree
 from exporter.export import MAX_FILE_BYTES
 from exporter.long_text import PART_CHARS
-from exporter.media_clean import published_problem
+from exporter.media_clean import MEDIA_FOLDER, published_problem
 from exporter.redact import Redactor
 from exporter.run_index import tokens
 
@@ -115,8 +115,6 @@ SITE_SUFFIXES = {".json", ".html", ".md", ".txt", ".js", ".css", ".svg"}
 """The kinds of file a site is made of: publish uploads no other (a .gz or an image could hide
 what it cannot read)."""
 SITE_NAMES = {".gitattributes"}
-MEDIA_FOLDER = "data/media/"
-"""Where a site's media files are (exporter.atif_view); publish checks them by structure."""
 
 
 def _text(rel: str, data: bytes) -> str:
@@ -128,9 +126,8 @@ def _text(rel: str, data: bytes) -> str:
 
 
 def _refuse_if_secret(rel: str, text: str, redactor: Redactor, what: str) -> None:
-    found = redactor.find(text, entropy=False)
-    if found:
-        kinds = ", ".join(sorted({kind for _, _, kind in found}))
+    kinds = redactor.kinds_in(text)
+    if kinds:
         raise PublishRefused(rel, f"holds what looks like a secret ({kinds}) {what}; nothing "
                              "uploaded (export the site again: export redacts before it writes)")
 

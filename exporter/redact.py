@@ -148,6 +148,11 @@ class Redactor:
                 merged.append([start, end, kind])
         return [(s, e, k) for s, e, k in merged]
 
+    def kinds_in(self, text: str) -> str:
+        """The kinds of the known-format secrets :meth:`find` sees in ``text`` (no entropy
+        rule), sorted and joined with commas (``"aws-access-key, github-token"``); "" for none."""
+        return ", ".join(sorted({kind for _, _, kind in self.find(text, entropy=False)}))
+
     # -- masking -----------------------------------------------------------------------------
 
     def text(self, value: str, *, entropy: bool = True) -> str:

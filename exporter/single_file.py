@@ -15,7 +15,7 @@ from contract.paths import SITE_DIR
 from contract.task_roots import TaskIndex
 from exporter.bundle import bundle_script
 from exporter.export import build_site_files
-from exporter.media_clean import MEDIA_SUFFIXES
+from exporter.media_clean import MEDIA_FOLDER, MEDIA_SUFFIXES
 from exporter.redact import Redactor
 from exporter.render import PREVIEW_ROWS, csp_hash, favicon_data_url, template_environment
 
@@ -38,7 +38,7 @@ def inline_data(files: dict[str, bytes]) -> str:
     entries = []
     for path, data in sorted(files.items()):
         suffix = Path(path).suffix
-        if path.startswith("data/media/") and suffix in MEDIA_SUFFIXES:
+        if path.startswith(MEDIA_FOLDER) and suffix in MEDIA_SUFFIXES:
             url = f"data:{MEDIA_SUFFIXES[suffix]};base64,{base64.b64encode(data).decode('ascii')}"
             entries.append(orjson.dumps(path) + b":" + orjson.dumps(url))
         elif (path.startswith("data/") and suffix == ".json" and path not in SKIPPED_DATA

@@ -1,11 +1,5 @@
-// Number formats shared by the run view.
+// Number and text formats shared by the views (a run file's texts cut before layout: clip).
 
-/**
- * A count with thousands separators, as toLocaleString("en") writes an integer ("12,345",
- * "-1,000"; a fraction keeps all its digits: "1,234.5"; exponent forms as String()). Written
- * out because the first Intl call of a page loads the browser's locale data (20-40 ms in a fresh
- * tab, measured in Debian's Chromium), and the run view counts before its first step is drawn.
- */
 /**
  * Text from a run file cut to at most `max` characters (an ellipsis added): a stranger's run can
  * carry a megabyte-long word, and laying one out freezes the page (a 300,000-character summary
@@ -16,6 +10,12 @@ export function clip(text, max) {
   return value.length > max ? `${value.slice(0, max)}\u2026` : value;
 }
 
+/**
+ * A count with thousands separators, as toLocaleString("en") writes an integer ("12,345",
+ * "-1,000"; a fraction keeps all its digits: "1,234.5"; exponent forms as String()). Written
+ * out because the first Intl call of a page loads the browser's locale data (20-40 ms in a fresh
+ * tab, measured in Debian's Chromium), and the run view counts before its first step is drawn.
+ */
 export function formatCount(value) {
   const number = Number(value);
   if (!Number.isFinite(number)) return String(value);
