@@ -5,7 +5,7 @@ damaged files and planted secrets, then runs the real CLI in a subprocess with a
 Every case must hold five things: no hang (it returns before the timeout), no traceback,
 the exit code the case expects (0 ok, 1 refused, 2 bad input), no byte of the canary file
 planted outside every tree in any output, and nothing written outside the output folders.
-Cases run two at a time in a pool; each is its own test id. The viewer part opens every
+Each case is its own test (the suite's workers spread them). The viewer part opens every
 valid hostile run in Chromium and checks that no payload ran.
 """
 
@@ -1088,17 +1088,12 @@ def site_text(base: Path) -> str:
     return "\n".join(chunks)
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory) -> dict[str, Outcome]:
-    root = tmp_path_factory.mktemp("hostile")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {c.name: pool.submit(_run, c, root / f"case-{i:03d}") for i, c in enumerate(CASES)}
-        return {name: future.result() for name, future in futures.items()}
+CASE_BY_NAME = {c.name: c for c in CASES}
 
 
 @pytest.mark.parametrize("name", [c.name for c in CASES])
-def test_hostile_input(outcomes, name):
-    outcome = outcomes[name]
+def test_hostile_input(tmp_path, name):
+    outcome = _run(CASE_BY_NAME[name], tmp_path / "case")
     assert not outcome.hung, f"{name}: no answer within {TIMEOUT_S} s"
     proc = outcome.proc
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
@@ -1106,7 +1101,7 @@ def test_hostile_input(outcomes, name):
     assert CANARY not in proc.stdout and CANARY not in site_text(outcome.base)
     if not name.startswith("publish"):
         assert SECRET not in site_text(outcome.base), "a planted secret reached the site"
-    escaped = [p.name for p in outcome.base.parent.iterdir() if not p.name.startswith("case-")]
+    escaped = [p.name for p in outcome.base.parent.iterdir() if p.name != "case"]
     assert escaped == [], f"wrote next to the case folder: {escaped}"
     after = _snapshot(outcome.base)
     written = {p for p in after - outcome.before
@@ -1125,13 +1120,16 @@ def test_the_suite_has_enough_cases():
 
 
 @pytest.mark.browser
-def test_no_payload_runs_in_the_viewer_on_hostile_sites(outcomes, browser):
+def test_no_payload_runs_in_the_viewer_on_hostile_sites(tmp_path, browser):
     from exporter.serve import serve_in_background
 
     opened = 0
-    for outcome in outcomes.values():
-        if not outcome.case.browse or outcome.proc is None or outcome.proc.returncode != 0:
-            continue
+    browsed = [c for c in CASES if c.browse]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(lambda ic: _run(ic[1], tmp_path / f"case-{ic[0]}"),
+                                 enumerate(browsed)))
+    for outcome in outcomes:
+        assert outcome.proc is not None and outcome.proc.returncode == 0, outcome.case.name
         site = outcome.base / "site"
         server, url = serve_in_background(site, port=0, host="127.0.0.1")
         try:

@@ -65,22 +65,35 @@ def comparable(run_dir: Path) -> tuple[dict, list]:
     return run, steps
 
 
-def test_record_killed_at_every_step_boundary_resumes_to_the_clean_run(tmp_path):
-    args = ["record", "--task", str(TASK), "--policy", "oracle"]
-    assert cli(*args, "--out", str(tmp_path / "clean")).returncode == 0
-    clean = comparable(only_run(tmp_path / "clean"))
-    steps = len(clean[1])
+SHARDS = 3
+"""Each kill-at-every-boundary test is split into this many tests, each taking every third
+boundary, so the suite's workers share them; together they cover every boundary."""
+
+RECORD_ARGS = ["record", "--task", str(TASK), "--policy", "oracle"]
+
+
+@pytest.fixture(scope="module")
+def clean_record(tmp_path_factory) -> tuple[dict, list]:
+    """The oracle run on TASK recorded without a kill, as :func:`comparable` sees it."""
+    out = tmp_path_factory.mktemp("clean-record")
+    assert cli(*RECORD_ARGS, "--out", str(out)).returncode == 0
+    return comparable(only_run(out))
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_record_killed_at_every_step_boundary_resumes_to_the_clean_run(clean_record, tmp_path, shard):
+    steps = len(clean_record[1])
     points = [f"append:{k}" for k in range(1, steps)] + [f"write:{k}" for k in (1, steps // 2, steps - 1)]
-    for point in points:
+    for point in points[shard::SHARDS]:
         out = tmp_path / point.replace(":", "-")
-        killed = cli(*args, "--out", str(out), crash=point)
+        killed = cli(*RECORD_ARGS, "--out", str(out), crash=point)
         assert killed.returncode == -signal.SIGKILL, (point, killed.stderr[-500:])
         run_dir = only_run(out)
         if (run_dir / "run.json").exists():  # journaled before the first files were written
             assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
-        rerun = cli(*args, "--out", str(out))
+        rerun = cli(*RECORD_ARGS, "--out", str(out))
         assert rerun.returncode == 0, (point, rerun.stderr[-500:])
-        assert comparable(run_dir) == clean, point
+        assert comparable(run_dir) == clean_record, point
 
 
 def _actions_file(tmp_path: Path, name: str) -> Path:
@@ -103,18 +116,19 @@ def _episode_args(aria, actions: Path, out: Path, transport: str = "http") -> li
             "--out", str(out)]
 
 
-def test_aria_episode_killed_at_every_step_boundary_resumes_to_the_clean_run(aria, tmp_path):
+@pytest.mark.parametrize("shard", range(2))
+def test_aria_episode_killed_at_every_step_boundary_resumes_to_the_clean_run(aria, tmp_path, shard):
     actions = _actions_file(tmp_path, "easy-expert")
     assert cli(*_episode_args(aria, actions, tmp_path / "clean")).returncode == 0
     clean = comparable(only_run(tmp_path / "clean"))
-    for k in range(1, len(clean[1])):
-        for where in ("append", "write"):
-            out = tmp_path / f"{where}-{k}"
-            killed = cli(*_episode_args(aria, actions, out), crash=f"{where}:{k}")
-            assert killed.returncode == -signal.SIGKILL, killed.stderr[-500:]
-            rerun = cli(*_episode_args(aria, actions, out))
-            assert rerun.returncode == 0, rerun.stderr[-500:]
-            assert comparable(only_run(out)) == clean, (where, k)
+    points = [(where, k) for k in range(1, len(clean[1])) for where in ("append", "write")]
+    for where, k in points[shard::2]:
+        out = tmp_path / f"{where}-{k}"
+        killed = cli(*_episode_args(aria, actions, out), crash=f"{where}:{k}")
+        assert killed.returncode == -signal.SIGKILL, killed.stderr[-500:]
+        rerun = cli(*_episode_args(aria, actions, out))
+        assert rerun.returncode == 0, rerun.stderr[-500:]
+        assert comparable(only_run(out)) == clean, (where, k)
 
 
 def test_a_failed_episode_resume_keeps_every_step_byte_identical(aria, tmp_path):
