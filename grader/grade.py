@@ -27,6 +27,7 @@ from contract.untrusted import Tree
 from grader.cache import GradeCache
 from grader.evaluate import evaluate
 from grader.grading_pass import GradingPass
+from grader.tool_store import ToolStore
 from grader.tools import tool_versions
 from grader.workspace import load_workspace
 
@@ -97,9 +98,10 @@ class Grader:
             r["id"]: r["q"] for r in self.grade(task_dir, None, pristine={}, causes=False)["requirements"]})
 
 
-DEFAULT_GRADER = Grader()
+DEFAULT_GRADER = Grader(GradeCache(store=ToolStore()))
 """The process-wide grader behind :func:`grade` and :func:`pristine_scores`, created here and
-nowhere else. Code that must make the next grades run promtool again (the gate's determinism
+nowhere else; it keeps promtool replays on disk when ``ALERTFORGE_REPLAY_CACHE`` names a
+folder (:mod:`grader.tool_store`). Code that must make the next grades run promtool again (the gate's determinism
 check, tests, the benchmark) calls ``DEFAULT_GRADER.cache.clear_replays()``."""
 
 

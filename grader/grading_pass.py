@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 from contract.untrusted import Tree
-from grader import promtool, routing
 from grader.am_syntax import classic_syntax_problems
 from grader.cache import GradeCache
 from grader.workspace import ALERTMANAGER_PATH, MAX_FILE_BYTES, RuleFile, Workspace
@@ -51,7 +50,7 @@ class GradingPass:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(rule_file.text, encoding="utf-8")
             candidates.append((rule_file, path))
-        problems = promtool.check_rules_many([p for _, p in candidates])
+        problems = self.cache.check_rules([p for _, p in candidates])
         for (rule_file, path), problem in zip(candidates, problems):
             if problem:
                 self.syntax_errors.append({"file": rule_file.rel, "message": problem})
@@ -71,7 +70,8 @@ class GradingPass:
             self.am_path = private / ALERTMANAGER_PATH
             self.am_path.parent.mkdir(parents=True, exist_ok=True)
             self.am_path.write_text(self.ws.alertmanager_text or "", encoding="utf-8")
-            self.am_error = routing.check_config(self.am_path)
+            self.am_error = self.cache.check_config(
+                self.am_path, has_templates=bool((self.ws.alertmanager or {}).get("templates")))
             if self.am_error is None:
                 self.am_error = "; ".join(classic_syntax_problems(self.ws.alertmanager)) or None
         if self.am_error:

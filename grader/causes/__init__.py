@@ -65,7 +65,7 @@ def _route_causes(items: list[tuple[dict, dict]], evidence: Evidence) -> dict[st
 
     def tree(check: dict) -> list[str] | None:
         try:
-            return routing.route_tree(am_path, _route_labels(check, evidence))
+            return evidence.grading.cache.route_tree(am_path, _route_labels(check, evidence))
         except routing.RoutingError:
             return None
 

@@ -26,7 +26,7 @@ def resolve_routes(grading: GradingPass, rules: list[dict]) -> dict[str, list[st
         label_sets = [c["probe"]["labels"] if c["probe"]["type"] == "route"
                       else chain_labels(c["probe"], rules) for c in route_checks]
         try:
-            resolved = routing.resolve_many(grading.am_path, label_sets)
+            resolved = grading.cache.routes(grading.am_path, label_sets)
         except routing.RoutingError as err:
             grading.am_error = str(err)
     grading.timings["amtool_s"] = time.perf_counter() - started
