@@ -29,3 +29,6 @@ if .venv/bin/python -m pip show -q openenv-core >/dev/null 2>&1; then
     'openenv>=0.10,<0.11'
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# Byte-compile the packages once: every CLI run the tests start then imports from .pyc (about
+# a third faster to start), even where PYTHONDONTWRITEBYTECODE stops Python writing them itself.
+.venv/bin/python -m compileall -q -j 0 alertforge contract grader recorder exporter tasks/generator >/dev/null

@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+REPLAY_CACHE_ENV = "ALERTFORGE_REPLAY_CACHE"
+
+
+def pytest_configure(config):
+    """One store of promtool and amtool answers for the whole session (grader/tool_store.py): the test
+    processes, their workers and every CLI they start share it, so each distinct promtool
+    input runs once a session. Made by the controlling process; workers inherit the variable.
+    A folder named by the caller is used as it is and kept."""
+    if hasattr(config, "workerinput") or os.environ.get(REPLAY_CACHE_ENV):
+        return
+    folder = tempfile.mkdtemp(prefix="alertforge-test-replays-")
+    os.environ[REPLAY_CACHE_ENV] = folder
+    config.stash[_REPLAY_FOLDER] = folder
+
+
+def pytest_unconfigure(config):
+    folder = config.stash.get(_REPLAY_FOLDER, None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(REPLAY_CACHE_ENV, None)
+
+
+_REPLAY_FOLDER = pytest.StashKey[str]()
 FIXTURE_SITE = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_RUNS = FIXTURE_SITE / "runs"
 FIXTURE_TASK_ROOT = FIXTURE_SITE / "tasks"
@@ -92,10 +117,33 @@ def page_without_csp(browser):
     context.close()
 
 
+def shared_once(tmp_path_factory, worker_id: str, name: str, build):
+    """``build(folder)`` run once for the whole session, even across the suite's parallel
+    workers (pytest-xdist): the first worker to take ``name``'s lock builds into a folder
+    beside the workers' own; the others wait and get the same folder. Returns the folder.
+    What is shared this way is read, never changed, by the tests."""
+    import fcntl
+
+    if worker_id == "master":  # one process: nothing to share
+        folder = tmp_path_factory.mktemp(name)
+        build(folder)
+        return folder
+    root = tmp_path_factory.getbasetemp().parent  # this session's, shared by its workers
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
-def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
+def reference_runs(tmp_path_factory, worker_id) -> dict[tuple[str, str], Path]:
     """Oracle, nop and partial recorded on the corpus sample (corpus_sample.SAMPLE: one task per
-    workflow and the first task; real promtool/amtool), once a session.
+    workflow and the first task; real promtool/amtool), once a session (shared by workers).
 
     Maps ``(task id, policy)`` to the run folder.
     """
@@ -104,9 +152,10 @@ def reference_runs(tmp_path_factory) -> dict[tuple[str, str], Path]:
     from contract.files import read_json
     from recorder.reference_runs import record_reference
 
-    out = tmp_path_factory.mktemp("runs")
+    out = shared_once(tmp_path_factory, worker_id, "reference-runs",
+                      lambda folder: record_reference(SAMPLE, folder, jobs=2, progress=False))
     runs = {}
-    for run_dir in record_reference(SAMPLE, out, jobs=2, progress=False):
+    for run_dir in sorted(p for p in out.iterdir() if p.is_dir()):
         summary = read_json(run_dir / "run.json")
         runs[(summary["task"]["id"], summary["policy"])] = run_dir
     return runs

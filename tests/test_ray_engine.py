@@ -109,6 +109,7 @@ def local_reference(tmp_path_factory):
     return out
 
 
+@pytest.mark.sweep
 def test_record_reference_on_ray_writes_the_local_runs_and_both_workers_grade(
         engine, local_reference, tmp_path):
     from recorder.reference_runs import record_reference
@@ -123,6 +124,7 @@ def test_record_reference_on_ray_writes_the_local_runs_and_both_workers_grade(
     assert not step_workers(local_reference)
 
 
+@pytest.mark.sweep
 def test_gate_on_ray_gives_the_local_rows_on_two_tasks(engine):
     from recorder.gate import format_table, run_gate
 
@@ -138,6 +140,7 @@ def test_gate_on_ray_gives_the_local_rows_on_two_tasks(engine):
     assert len(+graded) == 2, graded
 
 
+@pytest.mark.sweep
 def test_import_harbor_on_ray_writes_the_local_runs(engine, tmp_path):
     from recorder.importers.harbor.importer import import_harbor
 
@@ -150,6 +153,7 @@ def test_import_harbor_on_ray_writes_the_local_runs(engine, tmp_path):
     assert any(row["regrade_reward"] is not None for row in summary["imported"])
 
 
+@pytest.mark.sweep
 def test_mutation_analysis_on_ray_gives_the_local_results(engine):
     from dataclasses import asdict
 
@@ -170,6 +174,7 @@ def _stripped_seconds(value):
     return value
 
 
+@pytest.mark.sweep
 def test_a_worker_killed_holding_a_grade_is_retried_and_the_run_is_the_same(
         engine, head, local_reference, tmp_path):
     from recorder.reference_runs import record_reference
@@ -195,6 +200,7 @@ def test_a_worker_killed_holding_a_grade_is_retried_and_the_run_is_the_same(
     assert folder_text(tmp_path) == expected
 
 
+@pytest.mark.sweep
 def test_a_driver_killed_mid_run_resumes_on_ray_to_the_local_run(head, local_reference, tmp_path):
     args = [sys.executable, "-m", "alertforge.cli", "record-reference", "--tasks", str(tmp_path / "tasks"),
             "--policies", "oracle", "--out", str(tmp_path / "runs"), "--ray", head.address]
@@ -215,6 +221,7 @@ def test_a_driver_killed_mid_run_resumes_on_ray_to_the_local_run(head, local_ref
     assert resumed_text == expected
 
 
+@pytest.mark.sweep
 def test_a_job_that_kills_every_worker_it_runs_on_is_reported(engine):
     from recorder.engine.ray_engine import ATTEMPTS
 
@@ -223,6 +230,7 @@ def test_a_job_that_kills_every_worker_it_runs_on_is_reported(engine):
         future.result(timeout=300)
 
 
+@pytest.mark.sweep
 def test_a_node_whose_tools_differ_from_the_drivers_fails_the_check_naming_it(engine, monkeypatch):
     from grader import tools
 

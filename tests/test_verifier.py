@@ -66,6 +66,7 @@ def verifier(tmp_path_factory) -> tuple[Path, Path]:
     return task, venv / "bin" / "python3"
 
 
+@pytest.mark.sweep
 def test_the_install_holds_the_grader_and_nothing_of_the_checkout(verifier):
     task, python = verifier
     code = "import grader.verify, contract; print(grader.verify.__file__); print(contract.__file__)"
@@ -79,6 +80,7 @@ def test_the_install_holds_the_grader_and_nothing_of_the_checkout(verifier):
     assert nothing.returncode != 0, "the verifier image must not need the recorder"
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("which, reward", [("oracle", 1.0), ("no-op", 0.0)])
 def test_the_task_folder_alone_grades_the_oracle_1_and_the_noop_0(verifier, tmp_path, which, reward):
     task, python = verifier
@@ -100,6 +102,7 @@ def test_the_task_folder_alone_grades_the_oracle_1_and_the_noop_0(verifier, tmp_
     assert grade["task_id"] and grade["keys"]["reward"] == reward
 
 
+@pytest.mark.sweep
 def test_the_verifier_names_a_bad_task_folder_and_exits_2(verifier, tmp_path):
     _, python = verifier
     done = subprocess.run([str(python), "-m", "grader.verify", str(tmp_path / "nothing"),
@@ -121,6 +124,7 @@ def test_every_task_ships_the_release_wheel_of_this_version():
     assert sorted(re.findall(r"^Requires-Dist: (.+)$", meta, re.MULTILINE)) == sorted(verifier_wheel.DEPENDENCIES)
 
 
+@pytest.mark.sweep
 def test_the_wheel_build_is_reproducible(tmp_path):
     first = verifier_wheel.build(tmp_path / "a").read_bytes()
     second = verifier_wheel.build(tmp_path / "b").read_bytes()
