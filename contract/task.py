@@ -56,7 +56,8 @@ class CatalogRequirement(Strict):
 class Probe(Open):
     """What the grader runs for a check; ``type`` decides the rest (``promql``: scenario,
     eval_time, expr, exp_samples; ``route``: labels, expect or forbid; ``inhibit``: alerts,
-    target, expect_muted; ...)."""
+    target, expect_muted; ``receiver``: name, integrations?; ``receiver_removed``: name;
+    ``route_timing``: labels, limits, group_by; ...; docs/formats.md)."""
 
     type: str
 
@@ -64,7 +65,8 @@ class Probe(Open):
     def _promql_fields(self) -> Probe:
         extra = self.model_extra or {}
         shapes = {"scenario": str, "eval_time": str, "expr": str, "labels": dict, "alerts": list,
-                  "alert": str, "service": str, "what": str}
+                  "alert": str, "service": str, "what": str, "name": str, "integrations": dict,
+                  "limits": dict, "group_by": list}
         for key, kind in shapes.items():
             if key in extra and extra[key] is not None and not isinstance(extra[key], kind):
                 raise ValueError(f"probe.{key} has the wrong type ({type(extra[key]).__name__})")
@@ -73,6 +75,9 @@ class Probe(Open):
             if missing or not isinstance(extra.get("exp_samples"), list):
                 raise ValueError("a promql probe needs string scenario, expr and eval_time and an "
                                  "exp_samples list" + (f" (missing {', '.join(missing)})" if missing else ""))
+        if self.type == "route_timing" and not (isinstance(extra.get("labels"), dict)
+                                                and isinstance(extra.get("limits"), dict)):
+            raise ValueError("a route_timing probe needs a labels and a limits mapping")
         return self
 
 

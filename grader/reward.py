@@ -49,7 +49,8 @@ def recording_q(dup: list[float], value_cardinality: list[float]) -> float:
 
 
 def route_q(positive_jaccard: list[float], negative_ok: list[float]) -> float:
-    """q of a route requirement: Jaccard over positives times pass rate of negatives."""
+    """q of a route requirement: the mean over its positive checks (Jaccard of receivers;
+    destination, removal and timing checks 1.0 or 0.0) times the pass rate of its negatives."""
     return mean(positive_jaccard) * mean(negative_ok)
 
 

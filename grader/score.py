@@ -14,7 +14,8 @@ from grader import reward
 
 RESULT_VERSION = 1
 
-_ROUTE_ROLES = (("positive", ("positive", "chain", "receiver")), ("negative", ("negative",)))
+_ROUTE_ROLES = (("positive", ("positive", "chain", "receiver", "removed", "timing")),
+                ("negative", ("negative",)))
 _INHIBIT_ROLES = ("suppressed", "not-suppressed", "bystander")
 
 
@@ -28,7 +29,8 @@ def case_role(check_id: str, requirement_kind: str, role: str | None = None) -> 
     task generator spelled check ids; this is the one place that reads roles.
 
     - ``route``: ``positive`` when the id's last dot-separated part starts with
-      ``positive``, ``chain`` or ``receiver`` (its Jaccard score counts); ``negative`` when
+      ``positive``, ``chain``, ``receiver``, ``removed`` or ``timing`` (its score counts);
+      ``negative`` when
       it starts with ``negative`` (pass counts).
     - ``inhibit``: ``suppressed``, ``not-suppressed`` or ``bystander`` when that is an inner
       part of the id (``IN.inhibit.suppressed.X``), the first of them in this order.

@@ -19,6 +19,8 @@ from grader.causes.static import (
     annotation_cause,
     preservation_cause,
     receiver_cause,
+    receiver_kept_cause,
+    route_timing_cause,
     rule_count_cause,
     static_label_cause,
     syntax_cause,
@@ -130,10 +132,14 @@ def _one_cause(check: dict, item: dict, evidence: Evidence) -> dict:
         return static_label_cause(probe, grading.rule_entries())
     if kind == "rule_count":
         return rule_count_cause(probe, grading.rule_entries())
+    if kind in ("receiver", "receiver_removed", "route_timing") and evidence.alertmanager is None:
+        return unloaded_cause(_am_problems(evidence), "alertmanager")
     if kind == "receiver":
-        if evidence.alertmanager is None:
-            return unloaded_cause(_am_problems(evidence), "alertmanager")
-        return receiver_cause(probe["name"], evidence.alertmanager)
+        return receiver_cause(probe, evidence.alertmanager)
+    if kind == "receiver_removed":
+        return receiver_kept_cause(probe["name"], evidence.alertmanager, item["detail"])
+    if kind == "route_timing":
+        return route_timing_cause(item["detail"], probe["labels"])
     if kind == "annotation":
         return annotation_cause(probe, evidence.rules, item["detail"])
     return no_cause("unknown-probe", kind)

@@ -1,9 +1,11 @@
-"""The causes of failing checks read from the files themselves: syntax, tamper, preservation, static labels, rule counts, receivers, annotations."""
+"""The causes of failing checks read from the files themselves: syntax, tamper, preservation,
+static labels, rule counts, receivers and where they send, notification timing, annotations."""
 
 from __future__ import annotations
 
 import re
 
+from grader.destinations import describe, destination_mismatches, integrations_of
 from grader.preservation import normalize_rule
 from grader.workspace import ALERTMANAGER_PATH
 
@@ -99,8 +101,11 @@ def rule_count_cause(probe: dict, rule_entries: list[tuple[str, dict, dict]]) ->
     return _cause("rule-count", facts, f"{probe['name']} is defined {len(defs)} times: {places}")
 
 
-def receiver_cause(name: str, am: dict) -> dict:
-    """A receiver check's cause: the receivers defined, and what the named one holds."""
+def receiver_cause(probe: dict, am: dict) -> dict:
+    """A receiver check's cause: the receivers defined, what the named one holds and, when it
+    sends elsewhere than ``probe.integrations`` says, each difference (expected and got,
+    URL secrets masked: :func:`grader.destinations.mask_url`)."""
+    name = probe["name"]
     receivers = [r for r in am.get("receivers") or [] if isinstance(r, dict)]
     names = [str(r.get("name")) for r in receivers]
     found = next((r for r in receivers if r.get("name") == name), None)
@@ -108,8 +113,34 @@ def receiver_cause(name: str, am: dict) -> dict:
              "keys": sorted(found) if found else None}
     if found is None:
         return _cause("receiver-absent", facts, f"no receiver named {name}; defined: {', '.join(names) or 'none'}")
-    return _cause("receiver-no-integration", facts, f"receiver {name} has keys {', '.join(sorted(found))} but no non-empty "
-                       "*_configs entry")
+    if not integrations_of(found):
+        return _cause("receiver-no-integration", facts, f"receiver {name} has keys {', '.join(sorted(found))} but no non-empty "
+                           "*_configs entry")
+    wrong = destination_mismatches(found, probe.get("integrations") or {})
+    facts["expected"] = [describe(kind, entry, list(entry))
+                         for kind, entries in (probe.get("integrations") or {}).items()
+                         for entry in entries]
+    facts["differences"] = wrong
+    return _cause("receiver-wrong-destination", facts,
+                  f"receiver {name} sends elsewhere than the spec: {'; '.join(wrong)}")
+
+
+def receiver_kept_cause(name: str, am: dict, detail: str) -> dict:
+    """A removal check's cause: the retired receiver is still defined or named by a route."""
+    names = [str(r.get("name")) for r in am.get("receivers") or [] if isinstance(r, dict)]
+    return _cause("receiver-kept", {"receiver": name, "defined": name in names},
+                  detail.removeprefix("expected ") if detail else f"receiver {name} is still there")
+
+
+def route_timing_cause(detail: str, labels: dict) -> dict:
+    """A timing check's cause: each route of the page whose effective timing or grouping
+    breaks the task's bounds, with the value and the route it is set on."""
+    problems = [p for p in detail.split("; ") if p]
+    kind = ("route-walk-disagrees" if "route walk" in detail or "cannot be walked" in detail
+            else "route-grouping-late" if all("group_by" in p for p in problems)
+            else "route-timing-late")
+    return _cause(kind, {"labels": labels, "problems": problems},
+                  problems[0] if problems else "the page's routes notify late")
 
 
 def annotation_cause(probe: dict, rules: list[dict], detail: str) -> dict:

@@ -23,6 +23,8 @@ PROBES: MappingProxyType[str, Probe] = MappingProxyType({
     "route": routing.route,
     "route_chain": routing.route_chain,
     "receiver": routing.receiver,
+    "receiver_removed": routing.receiver_removed,
+    "route_timing": routing.route_timing,
     "inhibit": inhibition.inhibit,
     "syntax": syntax.syntax,
     "preserve": preservation.preserve,
