@@ -16,13 +16,18 @@ from tasks.generator.alert_checks import alert_checks
 from tasks.generator.checks import Catalog
 from tasks.generator.preservation_checks import load_yaml, preservation_checks
 from tasks.generator.recording_checks import recording_checks
-from tasks.generator.routing_checks import inhibit_checks, route_checks, routed_teams
+from tasks.generator.routing_checks import (
+    inhibit_checks,
+    route_checks,
+    routed_teams,
+    timing_preservation_checks,
+)
 from tasks.generator.scenarios import Scenario, alert_scenarios, counters
 from tasks.generator.world import SLI_FAMILIES, World, world_from_json
 
 TARGET_KEYS = ("alert", "service", "records", "receiver", "source", "targets", "reference_records",
                "threshold", "for_s", "labels", "slo", "windows", "team", "equal", "condition",
-               "defect")
+               "defect", "destination", "removes")
 """Requirement fields the catalog repeats as a requirement's ``targets`` (in this order)."""
 
 
@@ -129,6 +134,8 @@ def derive_catalog(spec: dict, pristine: Path) -> dict:
     scenarios = _alert_scenarios(world, alert_req)
     touched = _requirement_checks(catalog, world, pristine, alert_req, scenarios)
     preservation_checks(catalog, world, pristine, touched)
+    if not any(r["kind"] == "route" for r in world.requirements):
+        timing_preservation_checks(catalog, world)
     _tamper_checks(catalog, world)
     by_id = scenarios[0]
     input_series = {}

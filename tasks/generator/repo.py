@@ -12,7 +12,13 @@ from pathlib import Path
 
 import yaml
 
-from tasks.generator.world import SLI_FAMILIES, Service, World
+from tasks.generator.world import (
+    NOTIFICATION,
+    SLI_FAMILIES,
+    Service,
+    World,
+    notification_conventions,
+)
 
 RUNBOOK_BASE = "https://runbooks.example.internal"
 AUDIT_RECEIVER = "audit-log"
@@ -198,16 +204,28 @@ def no_reference_records() -> str:
     return dump_yaml({"groups": []})
 
 
+PAGER_URL = "http://pager.example.internal/v1/teams"
+ONCALL_URL = "http://oncall.example.internal/v1/teams"
+"""Webhook bases of the old pager and of the new on-call platform (``/<team>`` appended)."""
+
+
+def team_integrations(team: str, receiver: str) -> dict:
+    """Where a team's receiver sends (``kind -> entries``): the new on-call platform for a
+    ``<team>-oncall`` receiver, else the old pager; the one spec both the repos' receivers
+    and the destination checks are written from."""
+    base = ONCALL_URL if receiver.endswith("-oncall") else PAGER_URL
+    return {"webhook_configs": [{"url": f"{base}/{team}", "send_resolved": True}]}
+
+
 def team_receivers(world: World, names: dict[str, str] | None = None) -> list[dict]:
     """``default-slack``, the audit log, and one pager receiver per team (``names``: team ->
-    receiver name, default ``world.teams``)."""
+    receiver name, default ``world.teams``), sending where :func:`team_integrations` says."""
     receivers = [{"name": "default-slack",
                   "webhook_configs": [{"url": "http://chatops.example.internal/hooks/alerts"}]},
                  {"name": AUDIT_RECEIVER,
                   "webhook_configs": [{"url": "http://audit.example.internal/v1/pages"}]}]
     for team, receiver in sorted((names or world.teams).items()):
-        receivers.append({"name": receiver, "webhook_configs": [
-            {"url": f"http://pager.example.internal/v1/teams/{team}", "send_resolved": True}]})
+        receivers.append({"name": receiver, **team_integrations(team, receiver)})
     return receivers
 
 
@@ -269,5 +287,6 @@ ROUTING_CONVENTIONS = [
     "  reaches both the audit log and its team.",
     "- A service's `<Service>Down` alert (`chat-gw` -> `ChatGwDown`) inhibits its other alerts",
     "  for the same service only (`equal: [service]`), so an outage pages once.",
+    *notification_conventions(NOTIFICATION),
 ]
 """README conventions shared by every workflow's company."""

@@ -58,10 +58,24 @@ def route_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | No
                     f"Team {team} is on call for {service}; every page is also audited",
                     {"type": "route", "labels": labels, "expect": expect}, role="positive")
     if receiver not in pristine_receivers:
+        destination = req.get("destination")
         catalog.add(f"{rid}.route.receiver", rid, "Route",
-                    f"Receiver {receiver} exists and has an integration",
-                    "A receiver without a webhook or pager integration silently drops every page",
-                    {"type": "receiver", "name": receiver}, role="positive")
+                    f"Receiver {receiver} exists and sends where the spec says" if destination
+                    else f"Receiver {receiver} exists and has an integration",
+                    "A receiver copied from another team's, or without an integration, pages "
+                    "the wrong people or nobody",
+                    {"type": "receiver", "name": receiver,
+                     **({"integrations": destination} if destination else {})}, role="positive")
+    for name in req.get("removes") or []:
+        catalog.add(f"{rid}.route.removed-{name}", rid, "Route",
+                    f"Receiver {name} is gone and no route names it",
+                    "The request retires this receiver; left in place it still pages the old way",
+                    {"type": "receiver_removed", "name": name}, role="positive")
+    for index, labels in enumerate(positives, 1):
+        catalog.add(f"{rid}.route.timing{index}", rid, "Route",
+                    f"{labels['alertname']}'s page is sent on time",
+                    "A group_wait of hours, inherited or set, pages long after the outage began",
+                    timing_probe(world, labels), role="positive")
     for index, labels in enumerate(negatives, 1):
         catalog.add(f"{rid}.route.negative{index}", rid, "Route",
                     f"{labels.get('service', labels['alertname'])}'s page does not reach {receiver}",
@@ -97,6 +111,33 @@ def _more_negatives(catalog: Catalog, req: dict, positives: list[dict], negative
                         {"type": "route", "labels": {"alertname": "HeartbeatMissing",
                                                      "severity": "page", "team": team},
                          "forbid": [receiver]}, role="negative")
+
+
+def timing_probe(world: World, labels: dict) -> dict:
+    """A ``route_timing`` probe of ``labels`` with the world's notification bounds in seconds."""
+    limits = {field: [duration_s(low), duration_s(high)]
+              for field, (low, high) in world.notification.items() if field != "group_by"}
+    return {"type": "route_timing", "labels": labels, "limits": limits,
+            "group_by": list(world.notification["group_by"])}
+
+
+def duration_s(text: str | None) -> int | None:
+    """``"1m"`` -> 60, ``"4h"`` -> 14400 (units s, m, h); None stays None."""
+    if text is None:
+        return None
+    return int(text[:-1]) * {"s": 1, "m": 60, "h": 3600}[text[-1]]
+
+
+def timing_preservation_checks(catalog: Catalog, world: World) -> None:
+    """For a task with no route requirement: every service's Down page is still sent on time
+    (Preservation): nothing asks to touch routing, so timings must stay in bounds."""
+    for svc in world.services:
+        labels = {"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page",
+                  "team": svc.team}
+        catalog.add(f"P.timing.{svc.name}", None, "Preservation",
+                    f"{svc.camel}Down's page is sent on time",
+                    "Routing timings nobody asked to change still deliver pages promptly",
+                    timing_probe(world, labels))
 
 
 def inhibit_checks(catalog: Catalog, world: World, req: dict, alert_req: dict | None) -> None:

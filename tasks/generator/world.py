@@ -45,6 +45,14 @@ BURN_FACTOR = 14.4
 REPAIR_DEFECTS = ["per-pod", "missing-for", "threshold-low"]
 """What is wrong with the pristine HighErrorRatio (seed spec, repairs): one per task, seeded."""
 
+NOTIFICATION = {"group_wait": [None, "1m"], "group_interval": [None, "5m"],
+                "repeat_interval": ["1h", "4h"], "group_by": ["alertname", "service"]}
+"""When pages go out (every company's README conventions): per timing field ``[min, max]``
+(None: no bound) of the effective value on each route a page takes, after inheritance from the
+root route and Alertmanager's defaults (30s / 5m / 4h, ``dispatch/route.go``); and the labels
+every such route must group by, so an outage starts its own group and is sent after
+``group_wait``, not after a running group's ``group_interval``."""
+
 RECORD_SHORT = "slo:sli_error:ratio_rate5m"
 RECORD_LONG = "slo:sli_error:ratio_rate1h"
 
@@ -89,6 +97,7 @@ class World:
     requirements: list[dict] = field(default_factory=list)
     evaluation_interval_s: int = 60
     rules_format: str = "plain"  # or "PrometheusRule" (monitoring.coreos.com/v1 manifests)
+    notification: dict = field(default_factory=lambda: {k: list(v) for k, v in NOTIFICATION.items()})
 
     def service(self, name: str) -> Service:
         """The service called ``name`` (KeyError if the world has none)."""
@@ -113,6 +122,23 @@ def burn_threshold(slo: float) -> float:
     return round(BURN_FACTOR * (1 - slo), 10)
 
 
+def notification_conventions(notification: dict) -> list[str]:
+    """README convention lines stating :data:`NOTIFICATION`-shaped bounds in words."""
+    def bound(field: str) -> str:
+        low, high = notification[field]
+        return (f"between {low} and {high}" if low and high else f"at most {high}" if high
+                else f"at least {low}")
+    group_by = " and ".join(f"`{label}`" for label in notification["group_by"])
+    return [
+        "- Pages go out on time: on every route a page takes, after what the route inherits from",
+        ("  the root route and Alertmanager's defaults (30s / 5m / 4h), `group_wait` is "
+         f"{bound('group_wait')},"),
+        (f"  `group_interval` {bound('group_interval')} and `repeat_interval` "
+         f"{bound('repeat_interval')}; it groups by"),
+        f"  at least {group_by}, so each outage is sent after `group_wait`.",
+    ]
+
+
 def world_from_json(spec: dict) -> World:
     """Rebuild a :class:`World` from ``tests/spec.json`` content.
 
@@ -132,6 +158,7 @@ def world_from_json(spec: dict) -> World:
             requirements=list(spec["requirements"]),
             evaluation_interval_s=int(spec.get("evaluation_interval_s", 60)),
             rules_format=spec.get("rules_format", "plain"),
+            notification=dict(spec.get("notification") or NOTIFICATION),
         )
     except (KeyError, TypeError) as err:
         raise ValueError(f"world spec is missing or has a bad field: {err}") from None

@@ -40,6 +40,7 @@ from tasks.generator.world import (
     Service,
     World,
     burn_threshold,
+    notification_conventions,
 )
 
 NAME = "slo-onboarding"
@@ -319,6 +320,7 @@ def readme(world: World) -> str:
         "- A service's `<Service>Down` alert pages when the sum of its targets' `up` is 0 for",
         "  `2m` (one page per service, not per pod); it inhibits the service's other alerts for",
         "  the same service only (`equal: [service]`), so an outage pages once.",
+        *notification_conventions(world.notification),
         "",
         "## On-call policy",
         "",

@@ -19,6 +19,8 @@ from tasks.generator import defects
 from tasks.generator.repo import (
     AUDIT_RECEIVER,
     CLUSTER_INHIBIT,
+    ONCALL_URL,
+    PAGER_URL,
     RUNBOOK_BASE,
     alertmanager_doc,
     company_repo,
@@ -27,6 +29,7 @@ from tasks.generator.repo import (
     no_reference_records,
     rules_file,
     services_table,
+    team_integrations,
     team_receivers,
 )
 from tasks.generator.world import (
@@ -38,15 +41,13 @@ from tasks.generator.world import (
     Service,
     World,
     burn_threshold,
+    notification_conventions,
 )
 
 NAME = "team-reorg-migration"
 
 NEW_TEAMS = ["reliability", "foundations", "core-services"]
 """Names of the team the reorg creates (never one of :data:`TEAMS`, so it has no route yet)."""
-PAGER_URL = "http://pager.example.internal/v1/teams"
-ONCALL_URL = "http://oncall.example.internal/v1/teams"
-"""Webhook bases of the old pager and of the new on-call platform (``/<team>`` appended)."""
 
 
 def _service(rng: random.Random, name: str, team: str) -> Service:
@@ -128,7 +129,8 @@ def _reorg_requirements(cast: dict, names: dict[str, str], order: list[str],
     return [
         _down_req("P1", s1, "wrong-team", old_team=cast["old"]),
         {"id": "R1", "kind": "route", "weight": 2, "team": new, "receiver": names[new],
-         "service": s1.name, "chain_alert": f"{s1.camel}Down", "cases": {
+         "service": s1.name, "chain_alert": f"{s1.camel}Down",
+         "destination": team_integrations(new, names[new]), "cases": {
              "positives": [{"alertname": f"{s1.camel}Down", "service": s1.name,
                             "severity": "page", "team": new}],
              "negatives": [  # a catch-all after the team routes still takes these two
@@ -137,7 +139,8 @@ def _reorg_requirements(cast: dict, names: dict[str, str], order: list[str],
          "title": f"Route the new team {new}'s pages to {names[new]}"},
         {"id": "R2", "kind": "route", "weight": 2, "team": migrated, "receiver": names[migrated],
          "service": s4.name, "chain_alert": f"{s4.camel}Down" if bigger else None,
-         "old_receiver": f"{migrated}-pager",
+         "old_receiver": f"{migrated}-pager", "removes": [f"{migrated}-pager"],
+         "destination": team_integrations(migrated, names[migrated]),
          "replaces": {"receivers": [f"{migrated}-pager"], "routes": [2 + order.index(migrated)]},
          "cases": {"positives": [], "negatives": [
              {"alertname": f"{svc.camel}Down", "service": svc.name, "severity": "page",
@@ -282,10 +285,6 @@ def alertmanager_config(world: World, migrated: bool) -> dict:
     names = dict(world.teams) if migrated else _pristine_names(world)
     receivers = team_receivers(world, {team: receiver for team, receiver in names.items()
                                        if receiver.startswith(f"{team}-")})
-    for receiver in receivers:
-        if receiver["name"].endswith("-oncall"):
-            team = receiver["name"].removesuffix("-oncall")
-            receiver["webhook_configs"][0]["url"] = f"{ONCALL_URL}/{team}"
     teams = sorted(_pristine_names(world))
     routes = [{"matchers": [f'team="{team}"'], "receiver": names[team]} for team in teams]
     source = [f'alertname="{s1.camel}Down"', f'team="{roles["old"]}"']
@@ -365,6 +364,7 @@ def readme(world: World) -> str:
         "  request says the labels stay.",
         "- A service's Down alert mutes its `HighErrorRatio` ticket for the same service only",
         "  (`equal: [service]`), so an outage pages once.",
+        *notification_conventions(world.notification),
         "",
     ])
 
