@@ -286,3 +286,40 @@ def test_blame_follows_the_step_that_gave_a_red_check_its_current_cause():
     assert blame_at(steps, 1, "r") == {"step": 0, "hunk": None}
     assert blame_at(steps, 2, "r") == {"step": 2, "hunk": 1}
     assert blame_at(steps, 3, "r") == {"step": 2, "hunk": 1}
+
+
+@pytest.mark.parametrize(("rule", "constructs"), [
+    ({"expr": "sum(rate(x[5m])) > bool 0.1"}, ["bool"]),
+    ({"expr": "(sum by (service) (up) == 0) or absent(up{job=\"api\"})"}, ["or"]),
+    ({"expr": "sum(rate(x[5m])) > 0.1", "labels": {"value": "{{ $value }}", "team": "a"}},
+     ["template-label"]),
+    ({"expr": "sum(rate(x[5m])) > 0.1", "keep_firing_for": "10m"}, ["keep_firing_for"]),
+    ({"expr": 'sum(rate(x{code=~"5..|or"}[5m])) > 0.1 and on (service) y'}, []),  # `or` in a string, `and`
+])
+def test_rule_constructs_names_bool_or_templated_labels_and_keep_firing_for(rule, constructs):
+    from grader.causes.constructs import rule_constructs
+    assert [c["construct"] for c in rule_constructs(rule)] == constructs
+
+
+@pytest.mark.parametrize(("expr", "extra", "says"), [
+    ("sum by (service) (rate(queue_dropped_messages_total[5m])) > bool 1000", {},
+     "uses bool"),
+    (("(sum by (service) (rate(queue_dropped_messages_total[5m])) > 1000)"
+      " or absent(queue_dropped_messages_total{service=\"none\"})"), {}, "union (or)"),
+    ("sum by (service) (rate(queue_dropped_messages_total[5m])) >= 0",
+     {"keep_firing_for": "30m"}, "keep_firing_for: 30m"),
+])
+def test_a_firing_cause_names_the_construct_that_makes_it_fire(tmp_path, expr, extra, says):
+    """Through the real promtool: the rule fires on a healthy service, and the cause names
+    the construct (bool, the or-absent union, keep_firing_for), not only the value."""
+    rule = {"alert": "QueueDropsHigh", "expr": expr, "for": "5m",
+            "labels": {"severity": "warning"}, **extra}
+    rules = yaml.safe_dump({"groups": [{"name": "queue", "rules": [rule]}]}, sort_keys=False)
+    silent = cases.promql_check("A1.silent", "Silent",
+                                'ALERTS{alertname="QueueDropsHigh",alertstate="firing"}', "20m", [])
+    task, ws = cases.make_task(tmp_path, rules, cases.case_series("no-comparison"), [silent],
+                               "QueueDropsHigh")
+    check = {c["id"]: c for c in grade(task, ws)["checks"]}["A1.silent"]
+    assert check["passed"] is False
+    assert says in check["cause"]["summary"], check["cause"]
+    assert "the expression has no comparison" not in check["cause"]["summary"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 
+from grader.causes.constructs import rule_constructs
 from grader.preservation import duration_seconds
 from grader.probes.labels import format_labels
 from grader.promql_split import split_comparison
@@ -98,8 +99,27 @@ def alert_cause(check: dict, rules: list[dict], witness: dict | None,
                 "summary": f"no loadable rule file defines an alerting rule named {name}"}
     facts = {"alert": name, **_state_facts(witness or {}, rule, probe["eval_time"], _service(probe)),
              "asks": asks}
+    constructs = rule_constructs(rule)
+    if constructs:
+        facts["constructs"] = [c["construct"] for c in constructs]
     kind, summary = _alert_summary(family, name, facts)
-    return {"kind": kind, "summary": summary, "facts": facts}
+    notes = [c["note"] for c in constructs if _relevant(c["construct"], family, kind)]
+    if any(c["construct"] == "or" for c in constructs) and kind == "alert-no-comparison":
+        summary = summary.replace("the expression has no comparison, so every series it returns "
+                                  "fires", "no comparison at the top level")
+    return {"kind": kind, "summary": summary + "".join(f"; {n}" for n in notes), "facts": facts}
+
+
+def _relevant(construct: str, family: str, kind: str) -> bool:
+    """Whether a construct explains this failure: ``bool`` / ``or`` an alert that fires when
+    it should not, a templated label a Label or Dup failure, ``keep_firing_for`` a firing or
+    timing failure."""
+    firing_kinds = ("alert-firing", "alert-no-comparison", "alert-for-too-short")
+    if construct in ("bool", "or"):
+        return kind in firing_kinds
+    if construct == "template-label":
+        return family in ("Label", "Dup")
+    return kind in firing_kinds
 
 
 def _asked(facts: dict) -> str:
