@@ -75,8 +75,9 @@ def same_config(a: Files, b: Files) -> bool:
 
 def operator_table() -> dict[str, Operator]:
     """Every operator by name, families in order: rule conditions, rule metadata, routing,
-    inhibition."""
+    delivery (where pages go and when), inhibition."""
     from recorder.mutation import (
+        delivery_operators,
         inhibition_operators,
         routing_operators,
         rule_conditions,
@@ -84,7 +85,8 @@ def operator_table() -> dict[str, Operator]:
     )
 
     table: dict[str, Operator] = {}
-    for module in (rule_conditions, rule_metadata, routing_operators, inhibition_operators):
+    for module in (rule_conditions, rule_metadata, routing_operators, delivery_operators,
+                   inhibition_operators):
         for op in module.OPERATORS:
             if op.name in table:
                 raise ValueError(f"operator {op.name} defined twice")
