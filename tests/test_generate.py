@@ -39,7 +39,7 @@ def test_the_corpus_is_five_workflows_by_three_tiers_by_two_seeds_sized_by_tier(
     rows = [json.loads(line) for line in (TASKS_DIR / "manifest.jsonl").read_text().splitlines()]
     assert len(rows) == 30
     assert {(r["workflow"], r["tier"], r["seed"]) for r in rows} == set(CORPUS)
-    bounds = {"easy": (60, 85), "medium": (115, 165), "hard": (170, 215)}
+    bounds = {"easy": (60, 90), "medium": (115, 170), "hard": (170, 225)}
     for row in rows:
         lo, hi = bounds[row["tier"]]
         assert lo <= row["check_count"] <= hi, (row["id"], row["check_count"])

@@ -14,7 +14,7 @@ from tasks.generator.generate import task_files, write_task
 from tasks.generator.repo import rule_groups
 from tasks.generator.workflows import latency_slo as wf
 
-BOUNDS = {"easy": (55, 70), "medium": (110, 140), "hard": (165, 190)}
+BOUNDS = {"easy": (55, 75), "medium": (110, 140), "hard": (165, 195)}
 
 
 def _world(tier: str, seed: int):

@@ -11,8 +11,8 @@ import yaml
 from tasks.generator.generate import task_files
 from tasks.generator.workflows import team_reorg_migration as wf
 
-BOUNDS = {"easy": (55, 85), "medium": (110, 165), "hard": (165, 215)}
-"""Checks per task by tier (release 0.3.0's catalog: the survivor-closing checks added 9-20; same
+BOUNDS = {"easy": (55, 90), "medium": (110, 170), "hard": (165, 225)}
+"""Checks per task by tier (release 0.4.0: 0.3.0 plus the destination, removal and timing checks; same
 upper bounds as tests/test_generate.py)."""
 
 
