@@ -137,10 +137,18 @@ def test_mutant_dropping_the_receiver_fails_route(tmp_path):
     result = grade(TASK, ws)
     assert result["reward"] < 1.0
     assert _families_failed(result, "R1") == {"Route"}
-    # the audit route still copies the page: Jaccard {audit-log} vs {audit-log, team} = 1/2
-    assert next(r for r in result["requirements"] if r["id"] == "R1")["q"] == 0.5
+    # the audit route still copies the page: Jaccard {audit-log} vs {audit-log, team} = 1/2;
+    # what is delivered (the audit copy) is on time, so the timing checks pass (not counted
+    # twice: reaching the team is the Jaccard's to judge)
     positive = next(c for c in result["checks"] if c["id"] == "R1.route.positive1")
+    assert positive["score"] == 0.5
     assert f"missing ['{route_req['receiver']}']" in positive["detail"]
+    r1 = [c for c in result["checks"] if c["req"] == "R1" and c["family"] == "Route"]
+    timing = [c for c in r1 if c["id"].startswith("R1.route.timing")]
+    assert timing and all(c["passed"] for c in timing)
+    scores = [c["score"] for c in r1 if ".negative" not in c["id"]]
+    assert next(r for r in result["requirements"] if r["id"] == "R1")["q"] == round(
+        sum(scores) / len(scores), 6) < 1.0
 
 
 def test_grading_twice_gives_identical_json_apart_from_timings(tmp_path):
