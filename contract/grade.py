@@ -74,6 +74,14 @@ class FileProblem(Strict):
     message: str
 
 
+class VersionDifference(Strict):
+    """One inhibit check judged differently by Alertmanager versions (grader/probes/inhibition.py)."""
+
+    check: str
+    rule: int
+    verdicts: dict[str, bool]
+
+
 class GradeResult(Strict):
     """What ``grade(task, workspace)`` returns; apart from ``timings`` the same task and
     workspace give byte-identical JSON."""
@@ -93,6 +101,9 @@ class GradeResult(Strict):
     """The tool versions that produced this grade (always set by the grader; None in a
     grade stored before it named them)."""
     timings: dict[str, float] = Field(default_factory=dict)
+    version_differences: list[VersionDifference] | None = None
+    """Inhibit checks whose verdict differs between Alertmanager 0.25-0.29 and 0.30+ (absent
+    when none does): the check, the inhibit rule, and whether each mutes the target."""
     worker: str | None = None
     """The Ray worker that made this grade, ``<node ip>/<worker id, 8 hex>`` (set only when
     graded on a Ray cluster, :mod:`recorder.engine`); like ``timings``, not part of what the

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from grader import tools
 from grader.causes import explain
 from grader.grading_pass import GradingPass
 from grader.probes import run_probes
 from grader.probes.evidence import Evidence
-from grader.probes.inhibition import read_inhibit_rules
+from grader.probes.inhibition import read_inhibit_rules, version_differences
 from grader.probes.routing import resolve_routes
 from grader.promql_replay import replay_promql_checks
 from grader.score import score
+from grader.tools import amtool_inhibition
 
 
 def gather_evidence(grading: GradingPass) -> Evidence:
@@ -32,6 +34,7 @@ def gather_evidence(grading: GradingPass) -> Evidence:
         inhibit_rules=inhibit_rules,
         inhibit_error=inhibit_error,
         pristine_groups=grading.cache.pristine_groups(grading.task_dir, grading.fingerprint),
+        inhibit_semantics=amtool_inhibition(tools.AMTOOL)[1],
     )
 
 
@@ -46,5 +49,9 @@ def evaluate(grading: GradingPass, pristine: dict[str, float], *, causes: bool =
     results, variant_pass = run_probes(evidence)
     if causes:
         explain(evidence, results)
-    return score(grading.task_dir, grading.catalog, results, variant_pass, evidence.alert_names,
-                 pristine, grading.syntax_errors)
+    result = score(grading.task_dir, grading.catalog, results, variant_pass, evidence.alert_names,
+                   pristine, grading.syntax_errors)
+    differences = version_differences(evidence)
+    if differences:
+        result["version_differences"] = differences
+    return result

@@ -14,12 +14,22 @@ Alertmanager 0.25 ``inhibit/inhibit.go`` (``Inhibitor.Mutes``, ``InhibitRule.inh
   reports one source of that rule in ``status.inhibitedBy``, picked in Go map order
   (so not stable between queries when several sources qualify).
 
-The real server is the reference: ``tests/test_inhibition.py`` cross-checks this
-module against ``GET /api/v2/alerts`` of ``prometheus-alertmanager`` 0.25.
+Alertmanager 0.30 (PR #4607, "improve inhibition performance", unchanged to 0.33) replaced
+the scan by an index: per rule, one source alert per combination of the ``equal`` values (the
+one that resolves last; on a tie the one processed last). A target is then muted by a rule only
+through that one source, and when the target matches both sides and that source does too,
+the rule does not mute it (no other source is tried). ``semantics`` selects ``"0.25"`` (0.25
+to 0.29: the scan) or ``"0.30"`` (0.30 and later: the index); the alerts of a case are taken
+as posted in list order with one end time, as the tests post them.
+
+The real server is the reference: ``tests/test_inhibition.py`` cross-checks this module
+against ``GET /api/v2/alerts`` of the ``prometheus-alertmanager`` it is given (0.25, 0.28 and
+0.33.1 were run), with the semantics of that server's version.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +44,7 @@ from grader.matchers import (
 
 __all__ = [
     "RULE_KEYS",
+    "SEMANTICS",
     "InhibitConfigError",
     "InhibitRule",
     "compile_inhibit_rule",
@@ -55,6 +66,19 @@ RULE_KEYS = frozenset(
         "equal",
     }
 )
+
+
+SEMANTICS = ("0.25", "0.30")
+"""The inhibition semantics the simulator knows: the scan of 0.25-0.29, the index of 0.30+."""
+
+
+def semantics_of(version: str) -> str:
+    """The semantics of an Alertmanager (or amtool) version string (``0.28.1+ds`` ->
+    ``"0.25"``, ``0.33.1`` -> ``"0.30"``); ``"0.25"`` when it does not parse."""
+    found = re.match(r"v?(\d+)\.(\d+)", str(version).strip())
+    if not found:
+        return "0.25"
+    return "0.30" if (int(found.group(1)), int(found.group(2))) >= (0, 30) else "0.25"
 
 
 class InhibitConfigError(ValueError):
@@ -176,6 +200,7 @@ def _check_alerts(alerts: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]
 def inhibitors(
     inhibit_rules: Sequence[Mapping[str, object] | InhibitRule],
     alerts: Sequence[Mapping[str, str]],
+    semantics: str = "0.25",
 ) -> list[list[tuple[int, int]]]:
     """For each alert, every ``(rule index, source alert index)`` pair that mutes it.
 
@@ -185,10 +210,14 @@ def inhibitors(
     exactly one source among the pairs of the first rule listed here, chosen
     arbitrarily; newer versions may list more.
 
-    Semantics: Alertmanager 0.25 ``inhibit/inhibit.go`` (``Mutes``, ``inhibits``).
+    Semantics: Alertmanager 0.25 ``inhibit/inhibit.go`` (``Mutes``, ``inhibits``), or with
+    ``semantics="0.30"`` 0.30's index (at most one source per rule: the last alert of the list
+    that matches the source side with the target's ``equal`` values).
     Raises :class:`InhibitConfigError` for malformed rules and ``ValueError`` for an
-    alert that is not a ``str -> str`` map.
+    alert that is not a ``str -> str`` map or an unknown ``semantics``.
     """
+    if semantics not in SEMANTICS:
+        raise ValueError(f"unknown inhibition semantics {semantics!r} (one of {', '.join(SEMANTICS)})")
     rules = compile_inhibit_rules(list(inhibit_rules))
     labels = _check_alerts(alerts)
     # Per rule: which alerts are sources, which are targets (computed once).
@@ -201,14 +230,11 @@ def inhibitors(
             if not tgt[ri][t]:
                 continue
             exclude_two_sided = src[ri][t]
-            for s, source in enumerate(labels):
-                if not src[ri][s]:
-                    continue
-                if any((source.get(n) or "") != (target.get(n) or "") for n in rule.equal):
-                    continue
-                if exclude_two_sided and tgt[ri][s]:
-                    continue
-                found.append((ri, s))
+            equal = [s for s, source in enumerate(labels) if src[ri][s] and all(
+                (source.get(n) or "") == (target.get(n) or "") for n in rule.equal)]
+            if semantics == "0.30":  # the index keeps one source per equal values
+                equal = equal[-1:]
+            found += [(ri, s) for s in equal if not (exclude_two_sided and tgt[ri][s])]
         out.append(found)
     return out
 
@@ -216,6 +242,7 @@ def inhibitors(
 def inhibited_by(
     inhibit_rules: Sequence[Mapping[str, object] | InhibitRule],
     alerts: Sequence[Mapping[str, str]],
+    semantics: str = "0.25",
 ) -> list[tuple[int, int] | None]:
     """For each alert: ``None`` if no rule mutes it, else ``(rule index, source alert
     index)`` of the first rule (config order) and first source (``alerts`` order) that
@@ -231,7 +258,9 @@ def inhibited_by(
     is the rule the server attributes the inhibition to; when several alerts of that
     rule qualify, the server names any one of them, this function the lowest index.
 
+    With ``semantics="0.30"``, Alertmanager 0.30's index instead (:func:`inhibitors`).
+
     Raises :class:`InhibitConfigError` for malformed rules and ``ValueError`` for an
     alert that is not a ``str -> str`` map.
     """
-    return [pairs[0] if pairs else None for pairs in inhibitors(inhibit_rules, alerts)]
+    return [pairs[0] if pairs else None for pairs in inhibitors(inhibit_rules, alerts, semantics)]

@@ -14,6 +14,7 @@ accepts. :func:`without_log_lines` removes those lines (also one glued to the en
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -25,8 +26,8 @@ AMTOOL = os.environ.get("ALERTFORGE_AMTOOL", "amtool")
 ALERTMANAGER = os.environ.get("ALERTFORGE_ALERTMANAGER", "prometheus-alertmanager")
 """The Alertmanager server binary (``ALERTFORGE_ALERTMANAGER`` overrides)."""
 INHIBITION_SEMANTICS = "alertmanager 0.25"
-"""Whose inhibition the simulator (grader/inhibition.py) follows: Alertmanager 0.25's
-``inhibit/inhibit.go``; cross-checked against the 0.25 and 0.28 servers."""
+"""The inhibition judge named when amtool's version cannot be read: the simulator
+(grader/inhibition.py) with Alertmanager 0.25's ``inhibit/inhibit.go``."""
 
 _LOG_LINE = re.compile(r"time=\d{4}-\d\d-\d\dT[\d:.]+Z? level=[A-Z]+ source=\S+ msg=.*$")
 
@@ -56,8 +57,30 @@ def tool_version(binary: str) -> str:
     return found.group(1) if found else "unknown (no version printed)"
 
 
+def inhibition_judge(amtool_version: str) -> str:
+    """Whose inhibition a grade follows: the Alertmanager of the machine's amtool (one
+    Debian package ships both), ``alertmanager <major>.<minor>`` (``0.28.1+ds`` ->
+    ``alertmanager 0.28``), judged by the simulator with that version's semantics
+    (:func:`grader.inhibition.semantics_of`); :data:`INHIBITION_SEMANTICS` when the version
+    cannot be read."""
+    found = re.match(r"v?(\d+)\.(\d+)", amtool_version)
+    return f"alertmanager {found.group(1)}.{found.group(2)}" if found else INHIBITION_SEMANTICS
+
+
+@functools.cache
+def amtool_inhibition(binary: str) -> tuple[str, str]:
+    """``(judge, semantics)`` for the amtool at ``binary`` (asked once per binary):
+    :func:`inhibition_judge` and the simulator's semantics for it (``"0.25"`` / ``"0.30"``)."""
+    from grader.inhibition import semantics_of
+
+    judge = inhibition_judge(tool_version(binary))
+    return judge, semantics_of(judge.removeprefix("alertmanager "))
+
+
 def tool_versions() -> dict[str, str]:
     """``{promtool, amtool, inhibition}``: the versions of the binaries grades run now, and
-    the Alertmanager semantics of the inhibition simulator. Runs each binary once."""
-    return {"promtool": tool_version(PROMTOOL), "amtool": tool_version(AMTOOL),
-            "inhibition": INHIBITION_SEMANTICS}
+    the Alertmanager whose inhibition the simulator follows (:func:`inhibition_judge`).
+    Runs each binary once."""
+    amtool = tool_version(AMTOOL)
+    return {"promtool": tool_version(PROMTOOL), "amtool": amtool,
+            "inhibition": inhibition_judge(amtool)}

@@ -42,11 +42,7 @@ from grader.matchers import (
     parse_matchers,
 )
 from grader.routing import check_config
-
-try:  # works whether or not tests/ is a package
-    from tests.alertmanager_server import AlertmanagerServer, binary_available, label_key
-except ImportError:  # pragma: no cover
-    from alertmanager_server import AlertmanagerServer, binary_available, label_key
+from recorder.alertmanager_server import AlertmanagerServer, binary_available, label_key
 
 CASE_DIR = Path(__file__).parent / "fixtures" / "cases" / "inhibit-equal-missing"
 
@@ -447,13 +443,24 @@ def _server_outcome(alerts_json: dict, label_sets: list[dict[str, str]]):
     return out
 
 
-def _simulated_outcome(rules: list[dict], label_sets: list[dict[str, str]]):
+def _server_semantics() -> str:
+    """The simulator semantics of the server binary the tests start (its --version)."""
+    from grader.inhibition import semantics_of
+    from grader.tools import tool_version
+    from recorder.alertmanager_server import BINARY
+
+    return semantics_of(tool_version(BINARY))
+
+
+def _simulated_outcome(rules: list[dict], label_sets: list[dict[str, str]],
+                       semantics: str = "0.25"):
     """Per label set: (suppressed?, label keys of the sources the server may name).
 
-    Alertmanager 0.25 stops at the first muting rule and names one of its sources."""
+    Alertmanager stops at the first muting rule and names one of its sources."""
     out = []
     for pairs, first in zip(
-        inhibitors(rules, label_sets), inhibited_by(rules, label_sets), strict=True
+        inhibitors(rules, label_sets, semantics), inhibited_by(rules, label_sets, semantics),
+        strict=True
     ):
         assert (first is None) == (not pairs)
         assert first is None or first == pairs[0]
@@ -481,7 +488,7 @@ def test_equal_missing_against_real_alertmanager():
         am.post_alerts(EQUAL_MISSING_ALERTS)
         listed = am.wait_for_alerts(EQUAL_MISSING_ALERTS)
     server = _server_outcome(listed, EQUAL_MISSING_ALERTS)
-    simulated = _simulated_outcome(_case_rules(), EQUAL_MISSING_ALERTS)
+    simulated = _simulated_outcome(_case_rules(), EQUAL_MISSING_ALERTS, _server_semantics())
     assert _compare(server, simulated) == []
     # and both say what EXPECT.md says
     names = {label_key(a): a["alertname"] for a in EQUAL_MISSING_ALERTS}
@@ -660,8 +667,9 @@ def test_generated_cases_against_real_alertmanager():
     suppressed = two_sided_seen = 0
     for i, (rules, alerts) in enumerate(tagged_cases):
         server = _server_outcome(listed, alerts)
-        # The simulator sees the case's own rules, without the `case` scoping.
-        simulated = _simulated_outcome(rules, alerts)
+        # The simulator sees the case's own rules, without the `case` scoping, with the
+        # semantics of the server's version (alerts posted in list order, one end time).
+        simulated = _simulated_outcome(rules, alerts, _server_semantics())
         problems = _compare(server, simulated)
         if problems:
             disagreements.append((i, rules, alerts, problems))
@@ -682,3 +690,31 @@ def test_generated_cases_against_real_alertmanager():
     assert N_GENERATED >= 30
     assert 0.15 * len(all_alerts) < suppressed < 0.85 * len(all_alerts)
     assert two_sided_seen >= 5
+
+
+# Alertmanager 0.30's index (PR #4607; run against 0.33.1): one source per rule and equal
+# values, the last posted; a two-sided target is not muted through a two-sided source, and
+# no other source is tried. The case where 0.25 mutes both two-sided alerts and 0.33 neither.
+INDEX_RULE = {"target_matchers": ['alertname=~".+"', 'node=~"n1"'], "equal": []}
+INDEX_ALERTS = [{"alertname": "B", "cluster": "us2", "node": "n1"},
+                {"alertname": "C", "severity": "info", "service": "db"},
+                {"alertname": "C", "node": "n1"}]
+
+
+def test_the_0_30_index_keeps_one_source_and_skips_a_two_sided_one():
+    old = inhibited_by([INDEX_RULE], INDEX_ALERTS, "0.25")
+    new = inhibited_by([INDEX_RULE], INDEX_ALERTS, "0.30")
+    assert old == [(0, 1), None, (0, 1)]
+    assert new == [None, None, None]
+    # posted the other way round, the one-sided source is the indexed one: both muted again
+    flipped = [INDEX_ALERTS[2], INDEX_ALERTS[0], INDEX_ALERTS[1]]
+    assert inhibited_by([INDEX_RULE], flipped, "0.30") == [(0, 2), (0, 2), None]
+
+
+def test_semantics_follow_the_version_and_unknown_ones_are_refused():
+    from grader.inhibition import semantics_of
+
+    assert [semantics_of(v) for v in ("0.25.0", "0.28.1+ds", "0.29.0", "0.30.0", "0.33.1")] == [
+        "0.25", "0.25", "0.25", "0.30", "0.30"]
+    with pytest.raises(ValueError, match="unknown inhibition semantics"):
+        inhibited_by([INDEX_RULE], INDEX_ALERTS, "0.99")

@@ -17,7 +17,9 @@ class Evidence:
     when amtool rejects it; ``promql``: :func:`grader.promql_replay.replay_promql_checks`;
     ``routes``: check id -> receivers amtool resolved (absent when not resolved);
     ``inhibit_rules`` / ``inhibit_error``: :func:`grader.inhibition.inhibit_rules_of` or why it
-    failed; ``pristine_groups``: the pristine repo's rule groups by name.
+    failed; ``pristine_groups``: the pristine repo's rule groups by name;
+    ``inhibit_semantics``: the simulator's semantics for the machine's Alertmanager
+    (``"0.25"`` / ``"0.30"``, :func:`grader.tools.amtool_inhibition`).
     """
 
     grading: GradingPass
@@ -30,6 +32,7 @@ class Evidence:
     inhibit_rules: list[dict]
     inhibit_error: str | None
     pristine_groups: dict
+    inhibit_semantics: str = "0.25"
 
 
 class Outcome(NamedTuple):

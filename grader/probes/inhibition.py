@@ -1,4 +1,5 @@
-"""The inhibit probe: is a target alert muted while other alerts fire, per the inhibit rules (Alertmanager 0.25 semantics)?"""
+"""The inhibit probe: is a target alert muted while other alerts fire, per the inhibit rules,
+with the semantics of the Alertmanager the grade names (0.25-0.29 or 0.30+)?"""
 
 from __future__ import annotations
 
@@ -20,13 +21,15 @@ def read_inhibit_rules(am: dict | None) -> tuple[list[dict], str | None]:
 
 def inhibit(check: dict, evidence: Evidence) -> Outcome:
     """With ``probe.alerts`` firing together, passed when ``probe.alerts[probe.target]`` is
-    muted exactly when ``probe.expect_muted`` says (:func:`grader.inhibition.inhibited_by`)."""
+    muted exactly when ``probe.expect_muted`` says (:func:`grader.inhibition.inhibited_by`,
+    ``evidence.inhibit_semantics``)."""
     probe = check["probe"]
     reproduce = "alerts: " + "; ".join(format_labels(a, drop=()) for a in probe["alerts"])
     if evidence.alertmanager is None or evidence.inhibit_error:
         detail = f"inhibit rules cannot be read: {evidence.inhibit_error or evidence.grading.am_error}"
         return Outcome(False, detail, reproduce=reproduce)
-    muted = inhibition.inhibited_by(evidence.inhibit_rules, probe["alerts"])[probe["target"]]
+    muted = inhibition.inhibited_by(evidence.inhibit_rules, probe["alerts"],
+                                    evidence.inhibit_semantics)[probe["target"]]
     passed = (muted is not None) == probe["expect_muted"]
     detail = ""
     if not passed:
@@ -40,3 +43,24 @@ def inhibit(check: dict, evidence: Evidence) -> Outcome:
                       f"got muted by inhibit rule {rule_index + 1} "
                       f"(source {probe['alerts'][source]['alertname']})")
     return Outcome(passed, detail, reproduce=reproduce)
+
+
+def version_differences(evidence: Evidence) -> list[dict]:
+    """The inhibit checks whose verdict depends on the Alertmanager version: ``[{check,
+    rule, verdicts: {"alertmanager 0.25-0.29": muted?, "alertmanager 0.30+": muted?}}]``
+    (``rule`` the 1-based inhibit rule that mutes under one of them), in catalog order; empty
+    when the rules cannot be read."""
+    if evidence.alertmanager is None or evidence.inhibit_error:
+        return []
+    out = []
+    for check in evidence.catalog["checks"]:
+        if check["probe"]["type"] != "inhibit":
+            continue
+        probe = check["probe"]
+        old, new = (inhibition.inhibited_by(evidence.inhibit_rules, probe["alerts"], semantics)
+                    [probe["target"]] for semantics in inhibition.SEMANTICS)
+        if (old is None) != (new is None):
+            out.append({"check": check["id"], "rule": (old or new)[0] + 1,
+                        "verdicts": {"alertmanager 0.25-0.29": old is not None,
+                                     "alertmanager 0.30+": new is not None}})
+    return out
