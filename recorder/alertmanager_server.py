@@ -1,6 +1,7 @@
-"""Start the real Alertmanager server for tests, post alerts and read their status.
+"""Start the real Alertmanager server, post alerts and read their status.
 
-Used as the reference for the inhibition simulator (``grader/inhibition.py``)::
+The reference for the inhibition simulator (``grader/inhibition.py``, in the tests) and the
+server end-to-end delivery runs against (:mod:`recorder.delivery`)::
 
     with AlertmanagerServer(config_path) as am:
         am.post_alerts([{"alertname": "A", "severity": "critical"}])
@@ -26,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Self
 
-BINARY = "prometheus-alertmanager"
+from grader.tools import ALERTMANAGER as BINARY
 
 
 class AlertmanagerServerError(RuntimeError):
@@ -193,9 +194,11 @@ class AlertmanagerServer:
         return json.loads(raw) if raw.strip() else None
 
     def post_alerts(self, label_sets: Iterable[Mapping[str, str]], hours: float = 1.0) -> None:
-        """POST alerts to ``/api/v2/alerts``: startsAt now, endsAt in ``hours``."""
+        """POST alerts to ``/api/v2/alerts``: startsAt now, endsAt in ``hours`` (a negative
+        ``hours`` posts them resolved)."""
         now = datetime.now(UTC)
-        starts, ends = _rfc3339(now - timedelta(seconds=1)), _rfc3339(now + timedelta(hours=hours))
+        starts = _rfc3339(now - timedelta(seconds=1 if hours > 0 else 3600))
+        ends = _rfc3339(now + timedelta(hours=hours))
         payload = [
             {"labels": dict(ls), "annotations": {}, "startsAt": starts, "endsAt": ends}
             for ls in label_sets
@@ -205,7 +208,8 @@ class AlertmanagerServer:
     def get_alerts(self) -> list[dict]:
         """``GET /api/v2/alerts`` (active, silenced, inhibited and unprocessed)."""
         result = self._request("GET", "/api/v2/alerts")
-        assert isinstance(result, list)
+        if not isinstance(result, list):
+            raise AlertmanagerServerError(f"GET /api/v2/alerts: expected a list, got {result!r:.200}")
         return result
 
     def wait_for_alerts(
@@ -255,4 +259,5 @@ class AlertmanagerServer:
 
 def env_binary() -> str:
     """Server binary to use: ``$ALERTFORGE_ALERTMANAGER`` (or ``$ALERTMANAGER_BIN``), else ``prometheus-alertmanager``."""
-    return os.environ.get("ALERTFORGE_ALERTMANAGER") or os.environ.get("ALERTMANAGER_BIN", BINARY)
+    return os.environ.get("ALERTFORGE_ALERTMANAGER") or os.environ.get("ALERTMANAGER_BIN",
+                                                                        "prometheus-alertmanager")

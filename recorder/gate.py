@@ -6,7 +6,9 @@ inhibit-all leave their targeted requirement score s <= 0.05; ALERTS injection, 
 shadowing and a group interval change are tamper (reward 0); receiver nulling, per-pod
 alerts, threshold bands, for-only fixes and deleting untouched rules give outcome 0 and reward
 <= 0.4; a missing ``for`` fails Timing, a per-pod alert fails Dup, a missing ``continue`` gives
-Jaccard 1/2; grading the same workspace twice gives byte-identical JSON apart from timings.
+Jaccard 1/2; grading the same workspace twice gives byte-identical JSON apart from timings;
+the real Alertmanager, running the oracle's config, delivers every page of the route checks
+to exactly the destinations the checks expect (``delivery``, :mod:`recorder.delivery`).
 
 Cases are chosen per task from what applies (:func:`recorder.reference.mutations.applicability`): a
 task without a route requirement has no catch-all-route case, one whose primary alert is a
@@ -27,6 +29,7 @@ from contract.errors import BadInput
 from contract.files import dump_json, read_json
 from grader.grade import DEFAULT_GRADER, grade
 from grader.score import case_role
+from recorder import delivery
 from recorder.engine import Engine, LocalEngine
 from recorder.environments.workspace import run_tool
 from recorder.policies import make_agent
@@ -38,12 +41,14 @@ TARGETED = ("always-fire", "never-fire", "rename", "catch-all-route", "inhibit-a
 TAMPER = ("alerts-injection", "input-shadowing", "group-interval")
 OUTCOME_ZERO = ("receiver-nulling", "per-pod", "threshold-band", "for-only-fix", "delete-untouched",
                 "inhibit-all")
-CASES = ("oracle", "nop", "partial", "determinism", "mutant:missing-for", "mutant:missing-continue",
+CASES = ("oracle", "nop", "partial", "determinism", "delivery", "mutant:missing-for",
+         "mutant:missing-continue",
          *sorted(set(TARGETED) | set(TAMPER) | set(OUTCOME_ZERO)))
 """Every case, in row order; adversaries by bare name."""
 
 BOUNDS = {"oracle": "reward = 1", "nop": "reward = 0, preservation = 1", "partial": "0.1 <= reward <= 0.4",
-          "determinism": "identical JSON", "mutant:missing-for": "fails Timing",
+          "determinism": "identical JSON", "delivery": "every page reaches what the checks expect",
+          "mutant:missing-for": "fails Timing",
           "mutant:missing-continue": "Jaccard 1/2", **{c: "target s <= 0.05" for c in TARGETED},
           **{c: "tamper, reward 0" for c in TAMPER}, **{c: "outcome 0, reward <= 0.4" for c in OUTCOME_ZERO},
           "inhibit-all": "target s <= 0.05; outcome 0, reward <= 0.4"}
@@ -70,12 +75,13 @@ class GateRow:
 
 
 def _label(case: str) -> str:
-    return case if case in ("oracle", "nop", "partial", "determinism") or ":" in case else f"adversary:{case}"
+    return (case if case in ("oracle", "nop", "partial", "determinism", "delivery") or ":" in case
+            else f"adversary:{case}")
 
 
 def why_not(case: str, ctx: Context) -> str | None:
     """None when ``case`` applies to the task, else the reason it does not."""
-    if case in ("oracle", "nop", "determinism"):
+    if case in ("oracle", "nop", "determinism", "delivery"):
         return None
     if case == "partial":
         try:
@@ -120,6 +126,23 @@ def _determinism(task_dir: Path, tmp: Path) -> list[GateRow]:
                     same)]
 
 
+def _delivery(task_dir: Path, tmp: Path) -> list[GateRow]:
+    """End to end on the oracle: the real Alertmanager sends every page of the task's route
+    checks (:mod:`recorder.delivery`), and where each arrives agrees with the grade's
+    destination and route checks (all pass, all pages reach what they expect)."""
+    ws = final_workspace(task_dir, "oracle", tmp)
+    pages = delivery.task_pages(task_dir)
+    results = delivery.deliver(ws / "alertmanager" / "alertmanager.yml", pages)
+    wrong = [r for r in results if not r.agrees]
+    checks_pass = all(c["passed"] for c in grade(task_dir, ws)["checks"]
+                      if c["family"] == "Route" or c["id"].startswith("P.timing."))
+    measured = (f"{len(results) - len(wrong)} of {len(results)} pages where expected"
+                + (f"; {wrong[0].labels} reached {wrong[0].reached}, expected {wrong[0].expected}"
+                   if wrong else ""))
+    return [GateRow(task_dir.name, "delivery", measured, BOUNDS["delivery"],
+                    bool(results) and not wrong and checks_pass)]
+
+
 def graded_case(task_dir: Path, case: str, ctx: Context, tmp: Path) -> dict:
     """The GradeResult of one gate case's final workspace (built under ``tmp``): a reference
     policy's, an adversary's (bare name), or the oracle with a ``mutant:<kind>`` applied."""
@@ -153,6 +176,8 @@ def _case(job: tuple[str, str]) -> list[GateRow]:
     with tempfile.TemporaryDirectory(prefix="alertforge-gate-") as tmp:
         if case == "determinism":
             return _determinism(task_dir, Path(tmp))
+        if case == "delivery":
+            return _delivery(task_dir, Path(tmp))
         result = graded_case(task_dir, case, ctx, Path(tmp))
     keys = result["keys"]
     reward = keys["reward"]

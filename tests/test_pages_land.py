@@ -224,3 +224,43 @@ def test_a_right_variant_grades_as_the_oracle(tmp_path, case, key, edit):
     assert [c["id"] for c in result["checks"] if c["passed"] is False] == []
     assert _by_req(result) == _by_req(oracle)
     assert result["keys"]["reward"] == oracle["keys"]["reward"] == 1.0
+
+
+DELIVERED_WRONG = {"sibling-url", "oncall-to-old-pager", "oncall-other-team-path", "kind-changed",
+                   "second-integration", "sibling-block"}
+"""The wrong configs whose fault changes where a firing page arrives (send_resolved and a kept
+but unused receiver do not)."""
+
+
+@pytest.mark.parametrize("case,key,edit,targets,says",
+                         [w for w in WRONG if w[0] in DELIVERED_WRONG],
+                         ids=[f"{w[1]}-{w[0]}" for w in WRONG if w[0] in DELIVERED_WRONG])
+def test_the_real_alertmanager_delivers_a_wrong_destination_where_the_check_says(
+        tmp_path, case, key, edit, targets, says):
+    """End to end (recorder.delivery): every receiver URL rewritten to a sink on 127.0.0.1,
+    the real server sends each page; a page of the targeted requirement lands elsewhere than
+    the destination check expects, and only there; the oracle's pages all land as expected."""
+    from recorder.delivery import deliver, task_pages
+
+    pages = task_pages(TASKS[key])
+    oracle = deliver(_oracle(TASKS[key], tmp_path / "oracle") / AM, pages)
+    assert oracle and all(r.agrees for r in oracle), [r for r in oracle if not r.agrees]
+    wrong = deliver(_edited(TASKS[key], tmp_path / "ws", edit) / AM, pages)
+    off = [r for r in wrong if not r.agrees]
+    assert off, wrong
+    receivers = {c["probe"].get("name") for c in read_json(TASKS[key] / "tests" / "checks.json")["checks"]
+                 if c["req"] in targets and c["probe"]["type"] == "receiver"}
+    spec = read_json(TASKS[key] / "tests" / "spec.json")
+    wanted = {entry["url"] for r in spec["requirements"] if r.get("receiver") in receivers
+              for entry in (r.get("destination") or {}).get("webhook_configs", [])}
+    for result in off:  # the spec's URL missed, or something beyond it reached
+        assert (set(result.expected) - set(result.reached)) or (set(result.reached) - set(result.expected))
+        assert any(url in " ".join(result.expected) for url in wanted), (result, wanted)
+
+
+@pytest.mark.parametrize("case,key,edit", RIGHT, ids=[f"{key}-{case}" for case, key, _ in RIGHT])
+def test_the_real_alertmanager_delivers_a_right_variant_as_expected(tmp_path, case, key, edit):
+    from recorder.delivery import deliver, task_pages
+
+    results = deliver(_edited(TASKS[key], tmp_path / "ws", edit) / AM, task_pages(TASKS[key]))
+    assert results and all(r.agrees for r in results), [r for r in results if not r.agrees]
