@@ -73,6 +73,11 @@ TESTS_DOCKERFILE = f"""\\
 # and contract packages of alertforge {__version__}, the release that generated this task).
 # Harbor copies the agent's {WORKSPACE} in as an artifact and runs /tests/test.sh.
 #
+# It judges with Debian 12's tools: promtool 2.42 and amtool 0.25, and inhibition as
+# Alertmanager 0.25 does (0.25-0.29 semantics; 0.30 and later keep one source per rule).
+# Every grade names them in its "tools" and lists any inhibit check whose verdict differs
+# between the two semantics in "version_differences".
+#
 # pip fetches the wheel's dependencies (PyYAML, orjson, pydantic) from the index it is
 # configured with (PyPI by default; --build-arg PIP_INDEX_URL=... for a mirror); alertforge
 # itself need not be on any index.
