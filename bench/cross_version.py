@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 from contract.files import dump_json, read_json, write_atomic
 from contract.paths import task_dirs
 
-CASES_SKIPPED = ("determinism",)
-"""Gate cases that are not a workspace to grade."""
+CASES_SKIPPED = ("determinism", "delivery")
+"""Gate cases that are not a workspace to grade (delivery sends the oracle's pages)."""
 
 
 def grade_all(tasks: list[Path], jobs: int) -> dict[str, dict]:

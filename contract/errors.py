@@ -23,6 +23,10 @@ class BadInput(AlertforgeError):
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
 
+    def __reduce__(self):
+        """Pickled with both arguments, so it crosses a process pool as itself."""
+        return (type(self), (self.path, self.problem))
+
 
 class ToolFailure(AlertforgeError, RuntimeError):
     """A real tool (promtool, amtool, the Alertmanager server) failed in a way no check

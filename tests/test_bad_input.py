@@ -145,3 +145,16 @@ def test_corpus_preservation_form_is_stable_under_reserialization():
         first = [normalize_rule(r) for g in rule_file.groups for r in g.get("rules") or []]
         second = [normalize_rule(r) for g in again for r in g.get("rules") or []]
         assert first == second, path
+
+
+def test_bad_input_crosses_a_process_pool_as_itself():
+    """A worker's BadInput reaches the driver with its path and problem (it once failed to
+    unpickle and hid the real error behind a TypeError)."""
+    import pickle
+
+    from contract.errors import BadInput
+
+    err = pickle.loads(pickle.dumps(BadInput("/tasks/x/tests/checks.json", "not JSON")))
+    assert isinstance(err, BadInput)
+    assert (err.path, err.problem) == ("/tasks/x/tests/checks.json", "not JSON")
+    assert str(err) == "/tasks/x/tests/checks.json: not JSON"
