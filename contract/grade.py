@@ -74,6 +74,16 @@ class FileProblem(Strict):
     message: str
 
 
+class Finding(Strict):
+    """A config hygiene finding shown with a grade, never scored (grader/hygiene.py):
+    ``kind`` (``unused-receiver``, ``unreachable-route``, ``timing-contradiction``), where in
+    alertmanager.yml, and what in words."""
+
+    kind: str
+    where: str
+    text: str
+
+
 class VersionDifference(Strict):
     """One inhibit check judged differently by Alertmanager versions (grader/probes/inhibition.py)."""
 
@@ -101,6 +111,8 @@ class GradeResult(Strict):
     """The tool versions that produced this grade (always set by the grader; None in a
     grade stored before it named them)."""
     timings: dict[str, float] = Field(default_factory=dict)
+    findings: list[Finding] | None = None
+    """Config hygiene findings of alertmanager.yml (absent when there are none)."""
     version_differences: list[VersionDifference] | None = None
     """Inhibit checks whose verdict differs between Alertmanager 0.25-0.29 and 0.30+ (absent
     when none does): the check, the inhibit rule, and whether each mutes the target."""

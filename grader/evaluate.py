@@ -5,6 +5,7 @@ from __future__ import annotations
 from grader import tools
 from grader.causes import explain
 from grader.grading_pass import GradingPass
+from grader.hygiene import hygiene_findings
 from grader.probes import run_probes
 from grader.probes.evidence import Evidence
 from grader.probes.inhibition import read_inhibit_rules, version_differences
@@ -40,7 +41,9 @@ def gather_evidence(grading: GradingPass) -> Evidence:
 
 def evaluate(grading: GradingPass, pristine: dict[str, float], *, causes: bool = True) -> dict:
     """The GradeResult (without ``timings``) of a pass whose syntax check has run; every
-    failing check carries its ``cause`` (:func:`grader.causes.explain`) unless ``causes`` is false.
+    failing check carries its ``cause`` (:func:`grader.causes.explain`) unless ``causes`` is false;
+    ``version_differences`` and the config hygiene ``findings`` (:mod:`grader.hygiene`) are
+    added when there are any.
 
     ``pristine``: requirement id -> q of the pristine repo ({} while grading it). Raises
     BadInput for an unknown probe or requirement kind, promtool.GraderError as above.
@@ -54,4 +57,7 @@ def evaluate(grading: GradingPass, pristine: dict[str, float], *, causes: bool =
     differences = version_differences(evidence)
     if differences:
         result["version_differences"] = differences
+    findings = hygiene_findings(evidence.alertmanager)
+    if findings:
+        result["findings"] = findings
     return result

@@ -68,8 +68,10 @@ class MatchedRoute:
         return f"{self.where} {{{self.matchers}}} -> {self.receiver.value}"
 
 
-def _options(route: Mapping, where: str, parent: dict | None) -> dict:
-    """The route's effective options from its parent's (``NewRoute``)."""
+def route_options(route: Mapping, where: str, parent: dict | None) -> dict:
+    """The effective options of ``route`` at ``where`` from its parent's (``NewRoute``; None
+    for the root): ``receiver``, ``group_by`` and the :data:`TIMING_FIELDS` as
+    :class:`Setting`. Raises :class:`RouteWalkError` for a value Alertmanager refuses."""
     opts = dict(parent) if parent else {
         "receiver": Setting("", "default"), "group_by": Setting((), "default"),
         **{f: Setting(v, "default") for f, v in DEFAULT_TIMINGS.items()}}
@@ -98,7 +100,7 @@ def _walk(route: Mapping, where: str, parent: dict | None, labels: Mapping[str, 
         raise RouteWalkError(f"{where}: {err}") from None
     if not matches_all(matchers, labels):
         return False
-    opts = _options(route, where, parent)
+    opts = route_options(route, where, parent)
     children = route.get("routes") or []
     if not isinstance(children, list):
         raise RouteWalkError(f"{where}.routes: expected a list")

@@ -264,3 +264,40 @@ def test_the_real_alertmanager_delivers_a_right_variant_as_expected(tmp_path, ca
 
     results = deliver(_edited(TASKS[key], tmp_path / "ws", edit) / AM, task_pages(TASKS[key]))
     assert results and all(r.agrees for r in results), [r for r in results if not r.agrees]
+
+
+def test_config_findings_are_shown_with_the_grade_and_never_scored(tmp_path):
+    """Hygiene (grader/hygiene.py): a dead route naming a kept receiver and contradictory
+    timings on an otherwise right config: reported under ``findings``, reward still 1."""
+    from grader.hygiene import hygiene_findings
+
+    def dead_route(doc):
+        _keep_old(doc, "search")
+        doc["route"]["routes"].append({"matchers": ['team="search"', 'severity="ticket"'],
+                                       "receiver": "search-pager"})
+        _receiver(doc, "growth-pager")  # untouched
+        _set(_route(doc, 'team="foundations"'), group_wait="1m", group_interval="30s")
+
+    oracle = _oracle_grade("af-029", tmp_path)
+    assert "findings" not in oracle
+    result = grade(TASKS["af-029"], _edited(TASKS["af-029"], tmp_path / "ws", dead_route))
+    kinds = {f["kind"]: f for f in result["findings"]}
+    assert set(kinds) == {"unreachable-route", "timing-contradiction"}
+    assert "route.routes[6]" in kinds["unreachable-route"]["text"]  # the team="search" route
+    assert "group_wait 1m is longer than group_interval 30s" in kinds["timing-contradiction"]["text"]
+    # the retired receiver kept is a failing check (the request says it goes away), not a finding
+    assert [c["id"] for c in result["checks"] if c["passed"] is False] == ["R2.route.removed-search-pager"]
+    unused = hygiene_findings({"route": {"receiver": "a"}, "receivers": [{"name": "a"}, {"name": "b"}]})
+    assert unused == [{"kind": "unused-receiver", "where": "receivers[1]",
+                       "text": "receiver b is named by no route, so it pages nobody"}]
+
+
+def test_the_grade_command_prints_the_findings(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "alertforge.cli", "grade", str(TASKS["af-001"])],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "config findings (not scored): 1" in out.stdout
+    assert "unused-receiver: receiver messaging-pager is named by no route" in out.stdout

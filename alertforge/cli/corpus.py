@@ -38,7 +38,8 @@ def add_grade(sub) -> None:
 
 
 def grade_command(args: argparse.Namespace) -> int:
-    """Print the reward, the score keys and the failed checks (or the GradeResult as JSON)."""
+    """Print the reward, the score keys, the failed checks, the config findings and any
+    inhibition version difference (or the GradeResult as JSON)."""
     from contract.files import dump_json
     from grader.grade import grade
 
@@ -59,6 +60,16 @@ def grade_command(args: argparse.Namespace) -> int:
         print(f"    {check['id']}: {check['detail']}")
     if len(failed) > shown:
         print(f"    ... and {len(failed) - shown} more (--show-failed N, or --json)")
+    findings = result.get("findings") or []
+    if findings:
+        print(f"  config findings (not scored): {len(findings)}")
+        for finding in findings:
+            print(f"    {finding['kind']}: {finding['text']}")
+    for difference in result.get("version_differences") or []:
+        verdicts = ", ".join(f"{version} {'mutes' if muted else 'does not mute'}"
+                             for version, muted in difference["verdicts"].items())
+        print(f"  version difference: {difference['check']} (inhibit rule {difference['rule']}): "
+              f"{verdicts}")
     return 0
 
 
