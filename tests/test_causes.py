@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,27 @@ def test_a_firing_cause_names_the_construct_that_makes_it_fire(tmp_path, expr, e
     assert check["passed"] is False
     assert says in check["cause"]["summary"], check["cause"]
     assert "the expression has no comparison" not in check["cause"]["summary"]
+
+
+def test_a_route_cause_explains_the_route_that_caught_the_alert_ahead_of_the_intended_one(tmp_path):
+    """Two routes name the expected receiver (the service route and the team route): with the
+    service route moved after the team routes, the cause names the team route that caught the
+    page first (continue missing), not the first route naming the receiver in tree order."""
+    task = next(t for t in task_dirs(TASKS_DIR) if t.name.startswith("af-029"))
+    ws = tmp_path / "ws"
+    shutil.copytree(task / "environment" / "monitoring", ws)
+    shutil.copytree(task / "solution" / "monitoring", ws, dirs_exist_ok=True)
+    path = ws / "alertmanager" / "alertmanager.yml"
+    doc = yaml.safe_load(path.read_text())
+    routes = doc["route"]["routes"]
+    service = next(r for r in routes if 'service="search-api"' in (r.get("matchers") or []))
+    routes.remove(service)
+    routes.append(service)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    check = {c["id"]: c for c in grade(task, ws)["checks"]}["R3.route.positive1"]
+    cause = check["cause"]
+    assert cause["kind"] == "route-continue-missing"
+    missing = cause["facts"]["missing"][0]
+    assert missing["receiver"] == "payments-pager"
+    assert 'team="storefront"' in missing["sibling"]
+    assert any('team="storefront"' in c["describe"] for c in cause["facts"]["caught_by"])

@@ -115,10 +115,14 @@ def route_cause(labels: dict[str, str], expected: set[str], got: set[str], forbi
     """The cause (contract.grade.Cause as a dict) of a failing route check on ``labels``.
 
     ``facts``: ``{labels, path (amtool --tree lines), expected, got, missing: [{receiver,
-    kind, route, ...}], extra: [{receiver, route, describe, matched_on_absent}]}``.
+    kind, route, ...}], extra: [{receiver, route, describe, matched_on_absent}], caught_by:
+    [{route, describe}] (the routes that delivered the alert)}``. When several routes name a
+    missing receiver, the one explained is the one whose walk a delivering route stopped.
     """
     tree = route_tree_of(am.get("route") or {})
     labels_text = "{" + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}"
+    delivering = _delivering(tree, labels)
+    caught = {node.where for node in delivering}
     missing = []
     for receiver in sorted(expected - got):
         branches = _branches(tree, receiver)
@@ -126,15 +130,20 @@ def route_cause(labels: dict[str, str], expected: set[str], got: set[str], forbi
             missing.append({"receiver": receiver, "kind": "route-receiver-unrouted"})
             continue
         stops = [_stopper(b, labels) for b in branches]
-        missing.append({"receiver": receiver, **stops[0]})
+        # several routes name the receiver: explain the one a route that did catch the
+        # alert stopped, not the first in tree order (which may never have been meant)
+        best = next((s for s in stops if s["kind"] == "route-continue-missing"
+                     and s["route"] in caught), stops[0])
+        missing.append({"receiver": receiver, **best})
     extra = []
-    for node in _delivering(tree, labels):
+    for node in delivering:
         if node.receiver in (got - expected) | (got & forbidden):
             extra.append({"receiver": node.receiver, "route": node.where,
                           "describe": node.describe(),
                           "matched_on_absent": _missing_label_matches(node, labels)})
     facts = {"labels": labels, "path": tree_lines, "expected": sorted(expected), "got": sorted(got),
-             "missing": missing, "extra": extra}
+             "missing": missing, "extra": extra,
+             "caught_by": [{"route": n.where, "describe": n.describe()} for n in delivering]}
     path = " > ".join(line.strip(" ├└─│") for line in tree_lines) or "(none)"
     if missing and missing[0]["kind"] != "route-receiver-unrouted":
         kind = missing[0]["kind"]
