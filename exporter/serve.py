@@ -116,11 +116,13 @@ class QuietThreadingHTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1", *,
+                strict: bool = False) -> ThreadingHTTPServer:
     """A bound (not yet serving) server for ``directory`` on ``host``.
 
     ``port`` 0 lets the system pick a free port; otherwise ``port`` and up to 49 following
-    ports are tried in turn and the first free one is used.
+    ports are tried in turn and the first free one is used (only ``port`` itself when
+    ``strict``).
 
     Raises:
         BadInput: ``directory`` is not a folder, or no port in the range is free.
@@ -129,13 +131,17 @@ def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1") -> T
     if not directory.is_dir():
         raise BadInput(directory, "site folder not found")
     handler = functools.partial(SiteRequestHandler, directory=str(directory))
-    candidates = [0] if port == 0 else range(port, min(port + PORT_ATTEMPTS, 65536))
+    last = port + (1 if strict else PORT_ATTEMPTS)
+    candidates = [0] if port == 0 else range(port, min(last, 65536))
     for candidate in candidates:
         try:
             return QuietThreadingHTTPServer((host, candidate), handler)
         except OSError as err:
             if err.errno != errno.EADDRINUSE:
                 raise
+    if strict:
+        raise BadInput(f"{host}:{port}", "the port is taken (another server runs there); give "
+                       "another --port, or 0 for any free one")
     raise BadInput(directory, f"no free port on {host} from {port} to {port + PORT_ATTEMPTS - 1}")
 
 
@@ -145,16 +151,26 @@ def server_url(server: ThreadingHTTPServer) -> str:
     return f"http://{host}:{port}/"
 
 
-def serve(directory: Path, port: int = 8000, host: str = "127.0.0.1") -> None:
+def serve(directory: Path, port: int = 8000, host: str = "127.0.0.1", *, strict: bool = False,
+          open_browser: bool = False) -> None:
     """Serve ``directory`` until interrupted (Ctrl-C), printing its URL first.
 
-    Uses the next free port when ``port`` is taken (see :func:`make_server`).
+    Uses the next free port when ``port`` is taken, and says so (only ``port`` when
+    ``strict``; see :func:`make_server`); ``open_browser`` opens the URL in the desktop's
+    browser (Python's ``webbrowser``).
 
     Raises:
         BadInput: as :func:`make_server`.
     """
-    server = make_server(directory, port, host)
+    server = make_server(directory, port, host, strict=strict)
+    bound = server.server_address[1]
+    if port not in (0, bound):
+        print(f"port {port} is taken: using {bound}", flush=True)
     print(f"Serving {directory} at {server_url(server)} (Ctrl-C to stop)", flush=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server_url(server))
     try:
         server.serve_forever()
     except KeyboardInterrupt:

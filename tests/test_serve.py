@@ -77,3 +77,41 @@ def test_missing_files_and_folders_answer_as_before(site):
     assert fetch(f"{url}data/nope.json")[0] == 404
     assert fetch(f"{url}data/")[0] == 200  # the folder listing, as http.server gives it
     assert fetch(f"{url}tiny.txt/")[0] == 404
+
+
+def _start_cli(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "alertforge.cli", "serve", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_the_serve_command_serves_an_exported_site_as_a_static_host_does(tmp_path):
+    """`alertforge serve SITE`: the URL first, then gzip and revalidation as the demo serves."""
+    (tmp_path / "index.html").write_text("<!doctype html><title>x</title>" + "<p>row</p>" * 300)
+    proc = _start_cli(str(tmp_path), "--port", "0")
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(f"Serving {tmp_path} at http://127.0.0.1:"), line
+        url = line.split(" at ", 1)[1].split(" ", 1)[0]
+        status, headers, body = fetch(url, **{"Accept-Encoding": "gzip"})
+        assert status == 200 and headers["Content-Encoding"] == "gzip"
+        assert gzip.decompress(body) == (tmp_path / "index.html").read_bytes()
+        again = fetch(url, **{"Accept-Encoding": "gzip", "If-None-Match": headers["ETag"]})
+        assert again[0] == 304
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_serve_refuses_a_folder_that_is_no_site_and_a_port_that_is_taken(tmp_path, site):
+    proc = _start_cli(str(tmp_path / "nothing-here"))
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "not an exported site (no index.html)" in err
+    folder, url = site
+    (folder / "index.html").write_text("<p>site</p>")
+    taken = url.rsplit(":", 1)[1].strip("/")
+    proc = _start_cli(str(folder), "--port", taken)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "the port is taken" in err, err

@@ -20,6 +20,7 @@ COMMANDS = (
     recording.add_record_reference,
     site.add_export,
     site.add_publish,
+    site.add_serve,
     site.add_demo,
     corpus.add_gate,
     imports.add_import_harbor,

@@ -129,6 +129,34 @@ def publish_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_serve(sub) -> None:
+    """``serve``: an exported site over HTTP on 127.0.0.1, as a static host serves it."""
+    serve = sub.add_parser("serve", help="serve an exported site on 127.0.0.1 (gzip, ETags)")
+    serve.add_argument("site", help="a folder `alertforge export` or `demo` wrote (index.html, data/, static/)")
+    serve.add_argument("--port", type=int, default=None,
+                       help="port to serve on (0: any free one); by default 8000, or the next free "
+                            "port after it, said when it moves; a --port that is taken is refused")
+    serve.add_argument("--open", action="store_true", help="open the site in the desktop's browser")
+    serve.set_defaults(func=serve_command)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Serve the site until Ctrl-C.
+
+    Raises:
+        BadInput: the folder holds no exported site, or the given --port is taken.
+    """
+    from exporter.serve import serve
+
+    site = Path(args.site)
+    if not (site / "index.html").is_file():
+        raise BadInput(site, "not an exported site (no index.html): export runs into it first, "
+                             "alertforge export RUNS... --out " + str(site))
+    serve(site, port=8000 if args.port is None else args.port, strict=args.port is not None,
+          open_browser=args.open)
+    return 0
+
+
 def add_demo(sub) -> None:
     """``demo``: reference runs, ARIA examples and the real model runs of examples/llm-runs/,
     exported into space/ and served."""
