@@ -119,6 +119,9 @@ def render_pages(
     environment.globals["favicon"] = favicon_data_url(templates_dir.parent / "static")
     environment.globals["prefetch_script"], environment.globals["prefetch_hash"] = inline_script(
         templates_dir.parent / "static", "prefetch-run.js")
+    # every page: opened from disk (file://), say to serve the site instead of showing nothing
+    environment.globals["file_notice_script"], environment.globals["file_notice_hash"] = inline_script(
+        templates_dir.parent / "static", "file-notice.js")
     pages = {}
     for name in PAGES:
         pages[name] = _render(

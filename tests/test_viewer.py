@@ -288,13 +288,34 @@ def test_every_page_carries_the_csp_meta(page, served_site):
         page.goto(f"{served_site.url}{name}?run=fixture-oracle-s1")
         meta = page.locator('meta[http-equiv="Content-Security-Policy"]')
         assert meta.count() == 1
-        if name == "run.html":  # its one inline script (static/prefetch-run.js), allowed by its hash
-            script = (ROOT / "site" / "static" / "prefetch-run.js").read_text()
-            digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-            assert meta.get_attribute("content") == CSP.replace("script-src 'self'", f"script-src 'self' 'sha256-{digest}'")
+        # every page inlines static/file-notice.js, run.html also static/prefetch-run.js, each
+        # allowed by its hash and nothing else
+        notice = _hash_source(ROOT / "site" / "static" / "file-notice.js")
+        if name == "run.html":
+            prefetch = _hash_source(ROOT / "site" / "static" / "prefetch-run.js")
+            assert meta.get_attribute("content") == CSP.replace(
+                "script-src 'self'", f"script-src 'self' {notice} {prefetch}")
             assert page.evaluate("() => typeof window.__prefetched") == "object", "the inline script ran"
         else:
-            assert meta.get_attribute("content") == CSP
+            assert meta.get_attribute("content") == CSP.replace("script-src 'self'",
+                                                                f"script-src 'self' {notice}")
+        assert page.locator(".file-notice").count() == 0  # served over http: no notice
+        assert page.page_errors == []
+
+
+def _hash_source(path: Path) -> str:
+    digest = base64.b64encode(hashlib.sha256(path.read_text().encode()).digest()).decode()
+    return f"'sha256-{digest}'"
+
+
+@pytest.mark.parametrize("name", ["index.html", "run.html?run=fixture-oracle-s1", "gallery/index.html"])
+def test_a_site_opened_from_disk_says_to_serve_it_instead_of_showing_nothing(page, served_site, name):
+    """file:// blocks the pages' module scripts; the inlined notice names the command."""
+    page.goto((served_site.out_dir / name.split("?")[0]).as_uri() + ("?" + name.split("?")[1] if "?" in name else ""))
+    notice = page.locator(".file-notice")
+    notice.wait_for()
+    assert "opened from disk" in notice.inner_text()
+    assert notice.locator("code").inner_text() == f"alertforge serve {served_site.out_dir}"
 
 
 def test_run_view_screenshot(page, served_site, tmp_path_factory):
