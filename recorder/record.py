@@ -98,7 +98,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
 
     ``options`` go to an interactive agent's factory (model, base URL, ...) and are part of
     the run's identity; at most ``max_steps`` agent steps are taken. ``report(line)`` is told
-    when an old run is replaced.
+    when an old run is replaced or a complete one reused.
 
     A complete run of the same identity in ``out`` is returned as it is; an interrupted one
     resumes. A run recorded on another version of the task (``task.fingerprint`` differs) is
@@ -120,6 +120,9 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     if opened.replaced and report is not None:
         report(f"{store.run_id}: {opened.replaced}")
     if opened.state == "unchanged":
+        if report is not None:
+            report(f"{store.run_id}: reused the complete run already in {store.dir} "
+                   "(--fresh records it again)")
         return store.dir
     summary = new_summary(
         store, kind="alerting", source="record", task=task, policy=policy, seed=seed,

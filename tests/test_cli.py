@@ -99,3 +99,17 @@ def test_output_under_a_file_is_bad_input_not_a_traceback(tmp_path):
 def test_negative_master_seed_is_refused():
     out = cli("generate", "--out", "/tmp/never-written", "--master-seed", "-1")
     assert out.returncode == 2 and "seed must be >= 0" in out.stderr
+
+
+def test_record_prints_the_reward_the_steps_how_to_see_it_and_when_it_reused_a_run(tmp_path):
+    runs = tmp_path / "runs"
+    first = cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(runs))
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0] == str(next(runs.iterdir()))  # the folder first, as before
+    assert lines[1].startswith("  reward 0.0000 (not solved), ") and lines[1].endswith(" complete")
+    assert lines[2] == f"  to see it: alertforge export {runs} --out site && alertforge serve site"
+    assert "reused" not in first.stderr
+    again = cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(runs))
+    assert again.returncode == 0 and again.stdout == first.stdout
+    assert "reused the complete run already in" in again.stderr and "--fresh" in again.stderr

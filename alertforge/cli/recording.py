@@ -63,7 +63,8 @@ def add_record(sub) -> None:
 
 
 def record_command(args: argparse.Namespace) -> int:
-    """Record (or resume) the run and print its folder."""
+    """Record (or resume, or reuse) the run; print its folder, reward and steps, and how to
+    see it."""
     if args.env == "aria":
         return _record_episode(args)
     from recorder.record import record_run
@@ -73,7 +74,21 @@ def record_command(args: argparse.Namespace) -> int:
                          resume=not args.fresh, options=llm_options(args), max_steps=args.max_steps,
                          report=_report)
     print(run_dir)
+    _print_outcome(run_dir, Path(args.out))
     return 0
+
+
+def _print_outcome(run_dir: Path, out: Path) -> None:
+    """The run's reward and steps from its run.json, and how to look at it."""
+    from contract.files import read_json
+
+    summary = read_json(run_dir / "run.json")
+    final = summary.get("final") or {}
+    reward = final.get("reward")
+    shown = "no reward" if reward is None else (
+        f"reward {reward:.4f} ({'solved' if final.get('solved') else 'not solved'})")
+    print(f"  {shown}, {summary.get('steps')} steps, {summary.get('status')}")
+    print(f"  to see it: alertforge export {out} --out site && alertforge serve site")
 
 
 def _report(line: str) -> None:
