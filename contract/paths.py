@@ -35,9 +35,12 @@ def task_dirs(tasks_dir: str | Path | None = None) -> list[Path]:
 
 
 def resolve_task(task: str | Path, tasks_dir: str | Path | None = None) -> Path:
-    """A task folder from a path or a task id (looked up under ``tasks_dir``).
+    """A task folder from a path, a task id, or a task id's short form (``af-001`` for
+    ``af-001-slo-onboarding-easy-s1``: the one task under ``tasks_dir`` whose id starts with
+    it and a ``-``), as ``gate --only`` takes them.
 
-    Raises BadInput when neither names a folder holding ``task.toml``.
+    Raises BadInput when none names a folder holding ``task.toml``, or a short form names
+    several.
     """
     from contract.untrusted import Tree
 
@@ -48,4 +51,14 @@ def resolve_task(task: str | Path, tasks_dir: str | Path | None = None) -> Path:
     by_id = root / str(task)
     if root.is_dir() and Tree(root).kind(str(task)) == "dir" and Tree(by_id).is_file("task.toml"):
         return by_id.resolve()
+    short = str(task)
+    if root.is_dir() and short and "/" not in short:
+        tree = Tree(root)
+        found = sorted(name for name, kind in tree.entries() if kind == "dir"
+                       and name.startswith(f"{short}-") and tree.is_file(f"{name}/task.toml"))
+        if len(found) == 1:
+            return (root / found[0]).resolve()
+        if found:
+            raise BadInput(task, f"names {len(found)} tasks under {root} ({', '.join(found[:5])}"
+                                 f"{', ...' if len(found) > 5 else ''}); give the whole id")
     raise BadInput(task, f"not a task folder (no task.toml) and no task with this id under {root}")

@@ -113,3 +113,14 @@ def test_record_prints_the_reward_the_steps_how_to_see_it_and_when_it_reused_a_r
     again = cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(runs))
     assert again.returncode == 0 and again.stdout == first.stdout
     assert "reused the complete run already in" in again.stderr and "--fresh" in again.stderr
+
+
+def test_grade_takes_the_short_task_ids_gate_only_takes(tmp_path):
+    """`grade af-001` is af-001-...; a prefix naming several tasks is refused, naming them."""
+    out = cli("grade", TASK.name[:6], "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["task_id"] == TASK.name
+    several = cli("grade", "af")
+    assert several.returncode == 2 and "names 30 tasks" in several.stderr and "whole id" in several.stderr
+    missing = cli("grade", "af-999")
+    assert missing.returncode == 2 and "no task with this id" in missing.stderr
