@@ -330,3 +330,36 @@ def test_record_openenv_records_another_openenv_server(tmp_path, capsys):
     steps = read_json(run_dir / "trajectory.json")["steps"]
     assert [s["extra"]["env"]["observation"]["total"] for s in steps] == [0, 2, 5]
     assert steps[-1]["extra"]["env"]["done"] is True
+
+
+def _post_status(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"content-type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"{}")
+
+
+def test_http_reset_refuses_bad_arguments_with_422_and_an_oversized_body_with_413(server_url):
+    """POST /reset answers what /ws says (the reason), not HTTP 500 and a traceback; a body
+    far beyond any real request is refused before it is read."""
+    status, body = _post_status(server_url + "/reset", json.dumps({"seed": 1, "teir": "easy"}).encode())
+    assert status == 422 and "unknown reset argument" in body["detail"] and "teir" in body["detail"]
+    status, body = _post_status(server_url + "/reset", json.dumps({"seed": 1, "workflow": "nope",
+                                                                   "tier": "easy"}).encode())
+    assert status == 422 and "unknown workflow" in body["detail"]
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(server_url)
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+    conn.putrequest("POST", "/step")  # 5 MiB announced: answered before a byte of it is sent
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Length", str(5 << 20))
+    conn.endheaders()
+    response = conn.getresponse()
+    assert response.status == 413 and "request body over" in json.loads(response.read())["detail"]
+    conn.close()
+    assert _post(server_url + "/reset", {"seed": 7, **FRESH})["observation"]["task_id"]

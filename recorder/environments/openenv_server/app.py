@@ -43,9 +43,37 @@ def build_app(tasks_dir: str | Path | None = None, state_dir: str | Path | None 
     )
 
     factory = functools.partial(AlertForgeEnvironment, tasks_dir, state_dir)
-    return create_app(factory, AlertForgeAction, AlertForgeObservation, env_name="alertforge",
-                      max_concurrent_envs=MAX_SESSIONS, state_cls=AlertForgeState,
-                      title_override="3amBench alerting tasks")
+    app = create_app(factory, AlertForgeAction, AlertForgeObservation, env_name="alertforge",
+                     max_concurrent_envs=MAX_SESSIONS, state_cls=AlertForgeState,
+                     title_override="3amBench alerting tasks")
+    _guard(app)
+    return app
+
+
+MAX_BODY_BYTES = 4 << 20
+"""The largest request body taken (4 MiB): a tool call writes one config file; more is refused
+with HTTP 413 before it is read."""
+
+
+def _guard(app) -> None:
+    """Refused reset arguments answer HTTP 422 with the reason (not 500 and a traceback, as
+    on the ``/ws`` path, which already says why); a body over :data:`MAX_BODY_BYTES` (by its
+    ``Content-Length``) answers 413 unread."""
+    from fastapi.responses import JSONResponse
+
+    from recorder.environments.openenv_server.fresh_tasks import ResetRefused
+
+    @app.exception_handler(ResetRefused)
+    async def refused(request, err):
+        return JSONResponse(status_code=422, content={"detail": str(err)})
+
+    @app.middleware("http")
+    async def bounded(request, call_next):
+        length = request.headers.get("content-length") or "0"
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            return JSONResponse(status_code=413, content={
+                "detail": f"request body over {MAX_BODY_BYTES} bytes (or no readable length)"})
+        return await call_next(request)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8001, tasks_dir: str | Path | None = None,

@@ -33,6 +33,12 @@ from pathlib import Path
 from contract.errors import BadInput
 from contract.version import __version__
 
+
+class ResetRefused(ValueError):
+    """Reset arguments the environment refuses (an unknown split, workflow, tier, seed,
+    task or argument): the client's to fix. The ``/ws`` session reports it as an error
+    message; ``POST /reset`` answers HTTP 422 with it (recorder.environments.openenv_server.app)."""
+
 SPLITS = ("train", "heldout")
 TRAIN_SEED_LIMIT = 2**32
 """Train seeds are below this; held-out generator seeds are at or above it."""
@@ -62,7 +68,7 @@ def check_seed(seed: object) -> int:
         ValueError: anything else (a bool, a float, a string, out of range).
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < TRAIN_SEED_LIMIT:
-        raise ValueError(f"seed must be an integer from 0 to {TRAIN_SEED_LIMIT - 1}, not {seed!r}")
+        raise ResetRefused(f"seed must be an integer from 0 to {TRAIN_SEED_LIMIT - 1}, not {seed!r}")
     return seed
 
 
@@ -104,11 +110,11 @@ class FreshTasks:
         from tasks.generator.workflows import implemented
 
         if split not in SPLITS:
-            raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+            raise ResetRefused(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
         if workflow not in implemented():
-            raise ValueError(f"unknown workflow {workflow!r}; known: {', '.join(implemented())}")
+            raise ResetRefused(f"unknown workflow {workflow!r}; known: {', '.join(implemented())}")
         if tier not in TIERS:
-            raise ValueError(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
+            raise ResetRefused(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
         check_seed(seed)
         tid = (f"af-train-{workflow}-{tier}-s{seed}" if split == "train"
                else f"af-heldout-{workflow}-{tier}-n{seed}")
@@ -140,7 +146,7 @@ class FreshTasks:
                 continue
             write_task(path.parent, path.name, files)
             return
-        raise ValueError(f"the generator found no {workflow} {tier} task for seed {seed} "
+        raise ResetRefused(f"the generator found no {workflow} {tier} task for seed {seed} "
                          f"({ATTEMPTS} derived seeds tried); use another seed")
 
     def _generator_seed(self, split: str, workflow: str, tier: str, seed: int,

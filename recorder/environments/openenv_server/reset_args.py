@@ -24,6 +24,7 @@ from typing import Any
 from recorder.environments.openenv_server.fresh_tasks import (
     TRAIN_SEED_LIMIT,
     FreshTasks,
+    ResetRefused,
     check_seed,
 )
 
@@ -64,14 +65,14 @@ def choose(bundled: list[Path], fresh: FreshTasks, seed: int | None,
     """
     unknown = sorted(set(arguments) - set(KNOWN))
     if unknown:
-        raise ValueError(f"unknown reset argument(s) {', '.join(unknown)}; known: seed, "
+        raise ResetRefused(f"unknown reset argument(s) {', '.join(unknown)}; known: seed, "
                          f"episode_id, {', '.join(KNOWN)}")
     split = arguments.get("split") or "train"
     mode = arguments.get("reward_mode") or ("parity" if split == "train" else "outcome")
     if mode not in REWARD_MODES:
-        raise ValueError(f"reward_mode must be one of {', '.join(REWARD_MODES)}")
+        raise ResetRefused(f"reward_mode must be one of {', '.join(REWARD_MODES)}")
     if split == "heldout" and mode != "outcome":
-        raise ValueError("the heldout split gives outcome reward only (reward_mode=outcome)")
+        raise ResetRefused("the heldout split gives outcome reward only (reward_mode=outcome)")
     max_steps = _max_steps(arguments.get("max_steps", DEFAULT_MAX_STEPS))
     if arguments.get("task"):
         return _bundled(bundled, str(arguments["task"]), split, arguments, mode, max_steps)
@@ -91,24 +92,24 @@ def choose(bundled: list[Path], fresh: FreshTasks, seed: int | None,
 
 def _max_steps(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError("max_steps must be a positive integer")
+        raise ResetRefused("max_steps must be a positive integer")
     return value
 
 
 def _bundled(bundled: list[Path], task: str, split: str, arguments: dict, mode: str,
              max_steps: int) -> Episode:
     if split != "train":
-        raise ValueError("a bundled task is public: only split=train; held-out tasks come "
+        raise ResetRefused("a bundled task is public: only split=train; held-out tasks come "
                          "from the server's master seed (omit task)")
     if arguments.get("workflow") or arguments.get("tier"):
-        raise ValueError("task names a bundled task: its workflow and tier come with it")
+        raise ResetRefused("task names a bundled task: its workflow and tier come with it")
     for folder in bundled:
         if folder.name == task:
             workflow, tier = _workflow_tier(folder)
             return Episode(task_dir=folder, task_id=folder.name, split="train",
                            workflow=workflow, tier=tier, seed=None, reward_mode=mode,
                            max_steps=max_steps)
-    raise ValueError(f"unknown task {task!r}; known: {', '.join(t.name for t in bundled)}")
+    raise ResetRefused(f"unknown task {task!r}; known: {', '.join(t.name for t in bundled)}")
 
 
 def _workflow_tier(folder: Path) -> tuple[str, str]:
