@@ -90,6 +90,7 @@ class SiteFiles:
 def build_site_files(
     run_dirs: list[Path], site_dir: Path, redactor: Redactor | None = None,
     task_index: TaskIndex | None = None, *, with_media: bool = True,
+    skipped: list[dict] | None = None,
 ) -> SiteFiles:
     """Every output file in memory (see :class:`SiteFiles`).
 
@@ -113,7 +114,7 @@ def build_site_files(
         BadInput: any bad run folder, task file or template (names the file), or a data file
             over 10 MB (names the run's trajectory.json).
     """
-    runs = read_runs(run_dirs)
+    runs = read_runs(run_dirs, skipped)
     index = task_index if task_index is not None else TaskIndex()
     tasks: dict[str, TaskInfo] = {}
     files: dict[str, bytes] = {}
@@ -299,8 +300,10 @@ def export_site(
 
     Returns:
         ``{"runs", "tasks", "files", "bytes", "out_dir", "masked", "renamed_ids",
-        "redaction"}``: ``bytes`` the total size of the files written, ``redaction`` the
-        report line (kinds and counts, never values).
+        "redaction", "skipped"}``: ``bytes`` the total size of the files written,
+        ``redaction`` the report line (kinds and counts, never values), ``skipped`` the
+        leftover folders left out (``{path, reason}``: an empty folder, an unfinished
+        recording; :func:`exporter.run_folders.unfinished`).
 
     Raises:
         BadInput: naming the file at fault (run.json, trajectory.json, task.toml,
@@ -320,10 +323,12 @@ def export_site(
                        + "; they are never deleted: move them away or export into a new folder")
     if redactor is None and redact:
         redactor = Redactor()
+    skipped: list[dict] = []
     site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index,
-                            with_media=with_media)
+                            with_media=with_media, skipped=skipped)
     write_site(out_dir, site.files, GENERATED_BY)
     return {
+        "skipped": skipped,
         "runs": site.runs,
         "tasks": site.tasks,
         "files": len(site.files),

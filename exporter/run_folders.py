@@ -42,11 +42,26 @@ def _looks_like_run(folder: Path) -> bool:
     return any(tree.kind(name) != "missing" for name in (*RUN_FILES, "journal.jsonl"))
 
 
-def find_run_folders(paths: list[Path]) -> list[Path]:
+def unfinished(folder: Path) -> str | None:
+    """Why ``folder`` is a leftover rather than a run, or None: an unfinished recording
+    (``journal.jsonl`` and no run.json: the command that made it resumes it) or an empty
+    folder (an import or record that stopped before writing anything)."""
+    tree = Tree(folder)
+    entries = tree.entries()
+    if not entries:
+        return "an empty folder (an import or record stopped before writing a run)"
+    if tree.kind("journal.jsonl") != "missing" and tree.kind("run.json") == "missing":
+        return "an unfinished recording (journal.jsonl, no run.json): run the same command again to resume it"
+    return None
+
+
+def find_run_folders(paths: list[Path], skipped: list[dict] | None = None) -> list[Path]:
     """The run folders named by ``paths``, in the order given, each folder's runs sorted by name.
 
     A path is either a run folder (it holds run.json, trajectory.json or journal.jsonl) or a
-    folder of run folders (subfolders holding none of those files are skipped).
+    folder of run folders (subfolders holding none of those files are skipped). With
+    ``skipped`` (a list), leftovers (:func:`unfinished`) are left out and listed there as
+    ``{path, reason}`` instead of failing the whole set.
 
     Raises:
         BadInput: a path does not exist, is not a folder, or holds no run folder at all.
@@ -58,6 +73,10 @@ def find_run_folders(paths: list[Path]) -> list[Path]:
             raise BadInput(path, "runs path not found")
         if not path.is_dir():
             raise BadInput(path, "expected a run folder or a folder of run folders")
+        reason = unfinished(path) if skipped is not None else None
+        if reason is not None:
+            skipped.append({"path": str(path), "reason": reason})
+            continue
         if _looks_like_run(path):
             found.append(path)
             continue
@@ -67,10 +86,16 @@ def find_run_folders(paths: list[Path]) -> list[Path]:
                 raise BadInput(path / name, "is a symbolic link to a run folder; runs are read "
                                "without following links (copy the run folder here instead)")
             if kind == "dir" and _looks_like_run(path / name):
+                reason = unfinished(path / name) if skipped is not None else None
+                if reason is not None:
+                    skipped.append({"path": str(path / name), "reason": reason})
+                    continue
                 runs.append(path / name)
-        if not runs:
+        if not runs and not (skipped and any(s["path"].startswith(f"{path}/") for s in skipped)):
             raise BadInput(path, "no run folders here (none holds run.json and trajectory.json)")
         found.extend(runs)
+    if not found and skipped:
+        raise BadInput(Path(skipped[0]["path"]), f"no run to export: {skipped[0]['reason']}")
     return found
 
 
@@ -121,15 +146,16 @@ def read_run_folder(folder: Path) -> RunFolder:
     return RunFolder(path=folder, run=run, trajectory=trajectory)
 
 
-def read_runs(paths: list[Path]) -> list[RunFolder]:
-    """Every run under ``paths`` (see :func:`find_run_folders`), sorted by run_id.
+def read_runs(paths: list[Path], skipped: list[dict] | None = None) -> list[RunFolder]:
+    """Every run under ``paths`` (see :func:`find_run_folders`, ``skipped`` as there), sorted
+    by run_id.
 
     Raises:
         BadInput: any run folder is unreadable (see :func:`read_run_folder`), or two run
             folders carry the same run_id (names the second run.json).
     """
     runs: dict[str, RunFolder] = {}
-    for folder in find_run_folders(paths):
+    for folder in find_run_folders(paths, skipped):
         run = read_run_folder(folder)
         if run.run_id in runs:
             raise BadInput(

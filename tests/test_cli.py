@@ -124,3 +124,24 @@ def test_grade_takes_the_short_task_ids_gate_only_takes(tmp_path):
     assert several.returncode == 2 and "names 30 tasks" in several.stderr and "whole id" in several.stderr
     missing = cli("grade", "af-999")
     assert missing.returncode == 2 and "no task with this id" in missing.stderr
+
+
+def test_export_leaves_out_leftover_folders_and_says_so(tmp_path):
+    """An empty folder (an import that skipped a trial) or an unfinished recording (journal,
+    no run.json) among the runs no longer refuses the whole set: each is named and left out."""
+    runs = tmp_path / "runs"
+    assert cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(runs)).returncode == 0
+    (runs / "harbor__job__skipped-trial").mkdir()
+    unfinished = runs / "af-001__llm__s0__cut"
+    unfinished.mkdir()
+    (unfinished / "journal.jsonl").write_text('{"step": 1}\n')
+    every = [str(p) for p in sorted(runs.iterdir())]  # what `runs/*` expands to
+    out = cli("export", *every, "--out", str(tmp_path / "site"))
+    assert out.returncode == 0, out.stderr
+    assert "exported 1 runs" in out.stdout
+    assert f"skipped {runs / 'harbor__job__skipped-trial'}: an empty folder" in out.stderr
+    assert f"skipped {unfinished}: an unfinished recording" in out.stderr
+    folder = cli("export", str(runs), "--out", str(tmp_path / "site2"))  # the folder of runs
+    assert folder.returncode == 0 and f"skipped {unfinished}" in folder.stderr
+    only = cli("export", str(unfinished), "--out", str(tmp_path / "site3"))
+    assert only.returncode == 2 and "no run to export" in only.stderr

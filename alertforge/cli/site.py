@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -62,6 +63,8 @@ def export_command(args: argparse.Namespace) -> int:
         summary = export_site(runs, Path(args.out), redactor=masker, redact=masker is not None,
                               task_index=index, with_media=args.with_media)
         print(f"exported {summary.get('runs')} runs of {summary.get('tasks')} tasks into {args.out}")
+        for left in summary.get("skipped") or []:
+            print(f"alertforge: skipped {left['path']}: {left['reason']}", file=sys.stderr)
         _print_redaction(masker, summary["renamed_ids"])
     if args.single_file:
         masker = redactor(args)
