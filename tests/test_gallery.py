@@ -16,6 +16,10 @@ from exporter.gallery_checks import last_turned_red
 FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
 
 
+NOTICE_TEXT = (Path(__file__).resolve().parents[1] / "site" / "static" / "file-notice.js").read_text()
+"""The one inline script every page carries (allowed by its CSP hash): the file:// notice."""
+
+
 class ExampleParser(HTMLParser):
     """Collects the attributes of every failure example (li[data-run-id]) and every <script>."""
 
@@ -29,10 +33,19 @@ class ExampleParser(HTMLParser):
         values = {name: value or "" for name, value in attrs}
         if tag == "li" and "data-run-id" in values:
             self.examples.append(values)
-        if tag == "script":
+        if tag == "script" and values != {"id": "file-notice", "data-root": "../"}:
             self.scripts.append(values)
+        self._in_notice = tag == "script" and values.get("id") == "file-notice"
         if tag == "section" and "data-signature" in values:
             self.groups.append(values)
+
+    def handle_data(self, data):
+        if getattr(self, "_in_notice", False):
+            self.notice = getattr(self, "notice", "") + data
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_notice = False
 
 
 def parse(path: Path) -> ExampleParser:
@@ -135,7 +148,9 @@ def test_failure_details_are_escaped_and_pages_carry_the_csp(site):
         assert "<script>window" not in html and "<img src=x" not in html, path.name
         assert 'http-equiv="Content-Security-Policy"' in html
         assert 'href="../static/app.css"' in html
-        assert parse(path).scripts == []
+        parsed = parse(path)
+        assert parsed.scripts == []  # nothing but the page's own file notice, word for word
+        assert parsed.notice == NOTICE_TEXT
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in (
         site / "gallery" / "family-syntax.html"
     ).read_text()

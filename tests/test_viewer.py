@@ -243,8 +243,10 @@ def _assert_not_executed(page) -> None:
     assert page.locator("[onerror]").count() == 0
     scripts = page.evaluate("() => [...document.scripts].map((s) => [s.getAttribute('src'), s.textContent])")
     prefetch = (ROOT / "site" / "static" / "prefetch-run.js").read_text()
+    notice = (ROOT / "site" / "static" / "file-notice.js").read_text()
     inline = [text for src, text in scripts if src is None]
-    assert inline in ([], [prefetch]), "no inline script but the page's own prefetch (CSP allows only its hash)"
+    assert inline in ([notice], [prefetch, notice]), (
+        "no inline script but the page's own prefetch and file notice (CSP allows only their hashes)")
     assert all(src.startswith("static/") for src, _ in scripts if src is not None), scripts
 
 

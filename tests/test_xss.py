@@ -28,6 +28,7 @@ PAYLOADS = (
     "{{ 7*7 }}${window.__pwned=1}",
 )
 ALL = " ".join(PAYLOADS)
+NOTICE = (Path(__file__).resolve().parents[1] / "site" / "static" / "file-notice.js").read_text()
 TASK_ID = 'task"><img src=x onerror=window.__pwned=1>'
 RUN_A = "xss-a<svg onload=window.__pwned=1>"
 RUN_B = "xss-b'><img src=x onerror=window.__pwned=1>"
@@ -36,11 +37,17 @@ CLEAN = """() => ({
   pwned: window.__pwned ?? null,
   handlers: [...document.querySelectorAll('*')].flatMap((node) => [...node.attributes]
     .filter((attribute) => /^on/i.test(attribute.name)).map((attribute) => `${node.tagName} ${attribute.name}`)),
-  // the one inline script allowed: run.html's own first head script (static/prefetch-run.js, by its CSP hash)
+  // the inline scripts allowed, each by its CSP hash: run.html's own first head script
+  // (static/prefetch-run.js) and every page's last body script (static/file-notice.js, its
+  // text checked below)
   injected: document.querySelectorAll('img, iframe, object, embed, frame').length + [...document.querySelectorAll('script:not([src])')]
-    .filter((script) => !(script.id === 'prefetch-run' && script === document.head.querySelector('script'))).length,
+    .filter((script) => !(script.id === 'prefetch-run' && script === document.head.querySelector('script'))
+      && !(script.id === 'file-notice' && script.parentElement === document.body
+           && script === document.querySelectorAll('script#file-notice')[0])).length,
+  notices: [...document.querySelectorAll('script#file-notice')].map((script) => script.textContent),
   javascriptUrls: document.querySelectorAll('[href^="javascript:" i], [src^="javascript:" i]').length,
-  scripts: [...document.scripts].filter((script) => script.id !== 'prefetch-run').map((script) => script.getAttribute('src')),
+  scripts: [...document.scripts].filter((script) => script.id !== 'prefetch-run' && script.id !== 'file-notice')
+    .map((script) => script.getAttribute('src')),
 })"""
 
 
@@ -81,6 +88,7 @@ def assert_clean(page, where: str) -> None:
     assert state["pwned"] is None, where
     assert state["handlers"] == [], where
     assert state["injected"] == 0, where
+    assert state["notices"] == [NOTICE], where  # the page's own, word for word
     assert state["javascriptUrls"] == 0, where
     assert all(src and ("static/" in src) for src in state["scripts"]), (where, state["scripts"])
 
