@@ -14,7 +14,6 @@ storage directory, and is always terminated on exit (also when startup fails).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -256,8 +255,3 @@ class AlertmanagerServer:
                 raise AlertmanagerServerError("alert status did not settle")
             time.sleep(interval)
 
-
-def env_binary() -> str:
-    """Server binary to use: ``$ALERTFORGE_ALERTMANAGER`` (or ``$ALERTMANAGER_BIN``), else ``prometheus-alertmanager``."""
-    return os.environ.get("ALERTFORGE_ALERTMANAGER") or os.environ.get("ALERTMANAGER_BIN",
-                                                                        "prometheus-alertmanager")

@@ -84,16 +84,33 @@ def _handler(sink: _Sink):
 
 def rewrite(config: Mapping, sink_url: str) -> tuple[dict, dict[str, str]]:
     """``(config with every rewritten URL on the sink and timings shortened, sink path ->
-    "kind url" of the original destination)``."""
+    "kind url" of the original destination)``.
+
+    The config is a stranger's: nothing in it may make the server reach past 127.0.0.1 or read
+    the machine's files. Integrations of other kinds (e-mail, PagerDuty, ...) are dropped
+    (they never count as reached), as are every ``http_config`` (a proxy), ``global`` and
+    ``templates``."""
     doc = copy.deepcopy(dict(config))
+    doc.pop("global", None)
+    doc.pop("templates", None)
     paths: dict[str, str] = {}
     for receiver in doc.get("receivers") or []:
+        if not isinstance(receiver, dict):
+            continue
+        for key in [k for k in receiver if str(k).endswith("_configs") and k not in REWRITTEN]:
+            del receiver[key]
         for kind, key in REWRITTEN.items():
-            for entry in (receiver.get(kind) or []) if isinstance(receiver, dict) else []:
-                if isinstance(entry, dict) and entry.get(key):
-                    path = f"/d/{len(paths)}"
-                    paths[path] = f"{kind.removesuffix('_configs')} {entry[key]}"
-                    entry[key] = sink_url + path
+            if kind not in receiver:
+                continue
+            kept = [entry for entry in receiver.get(kind) or []  # a URL read from a file: dropped
+                    if isinstance(entry, dict) and isinstance(entry.get(key), str) and entry[key]]
+            for entry in kept:
+                path = f"/d/{len(paths)}"
+                paths[path] = f"{kind.removesuffix('_configs')} {entry[key]}"
+                entry[key] = sink_url + path
+                entry.pop("http_config", None)
+                entry.pop(f"{key}_file", None)
+            receiver[kind] = kept
     _shorten(doc.get("route") or {})
     return doc, paths
 

@@ -323,3 +323,29 @@ def test_the_grade_command_prints_the_findings(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "config findings (not scored): 1" in out.stdout
     assert "unused-receiver: receiver messaging-pager is named by no route" in out.stdout
+
+
+def test_delivery_sends_nothing_past_the_sink_whatever_the_config_holds():
+    """A stranger's config run end to end: proxies, other integration kinds, URLs read from
+    files, templates and the global block are dropped, so every URL left is the sink's."""
+    import json
+
+    from recorder.delivery import rewrite
+
+    hostile = {
+        "global": {"http_config": {"proxy_url": "http://proxy.example"}, "smtp_smarthost": "x:25"},
+        "templates": ["/etc/*"],
+        "route": {"receiver": "a", "routes": [{"receiver": "b", "group_wait": "1h"}]},
+        "receivers": [
+            {"name": "a", "webhook_configs": [{"url": "http://hook.example/1",
+                                               "http_config": {"proxy_url": "http://proxy.example"}},
+                                              {"url_file": "/etc/hostname"}],
+             "pagerduty_configs": [{"routing_key": "k", "url": "http://pd.example"}],
+             "email_configs": [{"to": "a@example.org"}]},
+            {"name": "b", "slack_configs": [{"api_url_file": "/etc/hostname"},
+                                            {"api_url": "http://slack.example/x", "channel": "#a"}]}]}
+    doc, paths = rewrite(hostile, "http://127.0.0.1:9")
+    text = json.dumps(doc)
+    assert "example" not in text and "/etc/" not in text and "global" not in doc
+    assert sorted(paths.values()) == ["slack http://slack.example/x", "webhook http://hook.example/1"]
+    assert doc["route"]["routes"][0]["group_wait"] == "200ms"
