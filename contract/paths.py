@@ -53,9 +53,7 @@ def resolve_task(task: str | Path, tasks_dir: str | Path | None = None) -> Path:
         return by_id.resolve()
     short = str(task)
     if root.is_dir() and short and "/" not in short:
-        tree = Tree(root)
-        found = sorted(name for name, kind in tree.entries() if kind == "dir"
-                       and name.startswith(f"{short}-") and tree.is_file(f"{name}/task.toml"))
+        found = [p.name for p in task_dirs(root) if p.name.startswith(f"{short}-")]
         if len(found) == 1:
             return (root / found[0]).resolve()
         if found:

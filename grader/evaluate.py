@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from grader import tools
 from grader.causes import explain
 from grader.grading_pass import GradingPass
 from grader.hygiene import hygiene_findings
@@ -12,7 +11,7 @@ from grader.probes.inhibition import read_inhibit_rules, version_differences
 from grader.probes.routing import resolve_routes
 from grader.promql_replay import replay_promql_checks
 from grader.score import score
-from grader.tools import amtool_inhibition
+from grader.tools import AMTOOL, amtool_inhibition
 
 
 def gather_evidence(grading: GradingPass) -> Evidence:
@@ -35,7 +34,7 @@ def gather_evidence(grading: GradingPass) -> Evidence:
         inhibit_rules=inhibit_rules,
         inhibit_error=inhibit_error,
         pristine_groups=grading.cache.pristine_groups(grading.task_dir, grading.fingerprint),
-        inhibit_semantics=amtool_inhibition(tools.AMTOOL)[1],
+        inhibit_semantics=amtool_inhibition(AMTOOL)[1],
     )
 
 
