@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import random
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -39,18 +40,21 @@ from recorder.reference.partial import split
 
 TARGETED = ("always-fire", "never-fire", "rename", "catch-all-route", "inhibit-all")
 TAMPER = ("alerts-injection", "input-shadowing", "group-interval")
+DELIVERY = ("sibling-receiver", "late-page")
+"""Adversaries whose every receiver name is right: the pages go elsewhere, or late."""
 OUTCOME_ZERO = ("receiver-nulling", "per-pod", "threshold-band", "for-only-fix", "delete-untouched",
                 "inhibit-all")
 CASES = ("oracle", "nop", "partial", "determinism", "delivery", "mutant:missing-for",
          "mutant:missing-continue",
-         *sorted(set(TARGETED) | set(TAMPER) | set(OUTCOME_ZERO)))
+         *sorted(set(TARGETED) | set(TAMPER) | set(OUTCOME_ZERO) | set(DELIVERY)))
 """Every case, in row order; adversaries by bare name."""
 
 BOUNDS = {"oracle": "reward = 1", "nop": "reward = 0, preservation = 1", "partial": "0.1 <= reward <= 0.4",
           "determinism": "identical JSON", "delivery": "every page reaches what the checks expect",
           "mutant:missing-for": "fails Timing",
           "mutant:missing-continue": "Jaccard 1/2", **{c: "target s <= 0.05" for c in TARGETED},
-          **{c: "tamper, reward 0" for c in TAMPER}, **{c: "outcome 0, reward <= 0.4" for c in OUTCOME_ZERO},
+          **{c: "tamper, reward 0" for c in TAMPER},
+          **{c: "target s < 1: a destination or timing check fails" for c in DELIVERY}, **{c: "outcome 0, reward <= 0.4" for c in OUTCOME_ZERO},
           "inhibit-all": "target s <= 0.05; outcome 0, reward <= 0.4"}
 """What each case must show (per-pod also fails Dup); the bound printed on n/a rows."""
 
@@ -210,6 +214,12 @@ def _case(job: tuple[str, str]) -> list[GateRow]:
     if case in OUTCOME_ZERO:
         rows.append(GateRow(name, label, f"outcome {keys['outcome']}, reward {reward:.4f}",
                             "outcome 0, reward <= 0.4", keys["outcome"] == 0 and reward <= 0.4))
+    if case in DELIVERY:
+        s = _req(result, rid)["s"]
+        failed = sorted(c["id"].split(".route.", 1)[1] for c in result["checks"] if c["req"] == rid
+                        and c["passed"] is False and re.search(r"\.route\.(receiver|timing)", c["id"]))
+        rows.append(GateRow(name, label, f"{rid} s {s:.4f}, fails {failed}", BOUNDS[case],
+                            s < 1 and bool(failed)))
     if case == "per-pod":
         failed = _failed_families(result, rid)
         rows.append(GateRow(name, label, f"{rid} fails {failed}", "fails Dup", "Dup" in failed))

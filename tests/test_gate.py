@@ -54,3 +54,17 @@ def test_gate_cli_refuses_an_unknown_case_or_task():
     for args, word in ((["--cases", "wizardry"], "wizardry"), (["--only", "no-such-task"], "no-such-task")):
         out = _cli(*args)
         assert out.returncode == 2 and word in out.stderr and "Traceback" not in out.stderr
+
+
+def test_delivery_adversaries_keep_every_name_and_fail_where_pages_go_or_when():
+    """A receiver copied from a sibling team and a root ``group_wait`` of hours: every receiver
+    name is right, and a destination or timing check of the route requirement fails."""
+    reorg = next(t for t in task_dirs(TASKS_DIR) if "team-reorg" in t.name)
+    rows = run_gate([reorg], jobs=2, progress=False, cases=("sibling-receiver", "late-page"))
+    by_case = {r.case: r for r in rows}
+    assert all(r.ok for r in rows), [(r.case, r.measured) for r in rows]
+    assert "fails ['receiver']" in by_case["adversary:sibling-receiver"].measured
+    assert "timing" in by_case["adversary:late-page"].measured
+    # a task whose route requirement creates no receiver: the copy is n/a, the late page applies
+    first = run_gate([TASK], jobs=1, progress=False, cases=("sibling-receiver",))
+    assert first[0].ok is None and "creates no receiver" in first[0].measured

@@ -15,6 +15,7 @@ mutation that would change nothing, so nothing is ever a silent no-op.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 import re
@@ -365,6 +366,52 @@ def group_interval_change(files: Files, ctx: Context) -> Files:
     return edit_doc(files, ctx, path, change)
 
 
+def _route_path(route: dict, receiver: str) -> list[dict]:
+    """The routes from ``route`` (included) down to the first child route, depth first,
+    sending to ``receiver``; empty when none does."""
+    for child in route.get("routes") or []:
+        if not isinstance(child, dict):
+            continue
+        if child.get("receiver") == receiver:
+            return [route, child]
+        if below := _route_path(child, receiver):
+            return [route, *below]
+    return []
+
+
+def sibling_receiver(files: Files, ctx: Context) -> Files:
+    """The receiver the route requirement creates, written by copying another team's block
+    and changing only its name: every name is right, and its pages reach the other team."""
+    req = ctx.need("route")
+    if not req.get("destination"):
+        raise NotApplicable(f"{req['id']} creates no receiver (its destination is preserved)")
+    doc = _am_doc(files, ctx)
+    receivers = [r for r in doc.get("receivers") or [] if isinstance(r, dict)]
+    others = sorted(set((ctx.spec.get("teams") or {}).values()) - {req["receiver"]})
+    sibling = next((r for name in others for r in receivers if r.get("name") == name
+                    and any(k.endswith("_configs") and v for k, v in r.items())), None)
+    mine = next((r for r in receivers if r.get("name") == req["receiver"]), None)
+    if sibling is None or mine is None:
+        raise NotApplicable(f"no other team's receiver to copy into {req['receiver']}")
+    mine.clear()
+    mine.update({**copy.deepcopy(sibling), "name": req["receiver"]})
+    return {**files, AM: dump_doc(doc)}
+
+
+def late_page(files: Files, ctx: Context) -> Files:
+    """The team's pages wait 3h before the first one is sent: ``group_wait: 3h`` on the root
+    route (every route inherits it), or on the nearest route of the team's path that sets
+    its own (Alertmanager's ``dispatch/route.go``: a child route inherits what it leaves out)."""
+    req = ctx.need("route")
+    doc = _am_doc(files, ctx)
+    path = _route_path(doc["route"], req["receiver"])
+    if not path:
+        raise NotApplicable(f"no route sends to {req['receiver']}")
+    setter = next((r for r in reversed(path) if "group_wait" in r), doc["route"])
+    setter["group_wait"] = "3h"
+    return {**files, AM: dump_doc(doc)}
+
+
 ADVERSARIES: dict[str, tuple[Callable[[Files, Context], Files], str | None]] = {
     "always-fire": (always_fire, "primary"),
     "never-fire": (never_fire, "primary"),
@@ -372,6 +419,8 @@ ADVERSARIES: dict[str, tuple[Callable[[Files, Context], Files], str | None]] = {
     "catch-all-route": (catch_all_route, "route"),
     "inhibit-all": (inhibit_all, "inhibit"),
     "receiver-nulling": (receiver_nulling, "route"),
+    "sibling-receiver": (sibling_receiver, "route"),
+    "late-page": (late_page, "route"),
     "per-pod": (per_pod, "primary"),
     "threshold-band": (threshold_band, "primary"),
     "for-only-fix": (for_only_fix, "primary"),
