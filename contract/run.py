@@ -173,6 +173,12 @@ class GradeBlock(Strict):
     """Failing check id -> its cause (contract.grade.Cause as a dict); empty in runs graded
     before causes existed."""
     grade_s: float | None = None
+    findings: list[dict[str, Any]] | None = None
+    """Config hygiene findings of the grade (contract.grade.Finding as dicts), only when
+    there is any (runs recorded with 0.4.0 on)."""
+    version_differences: list[dict[str, Any]] | None = None
+    """Inhibit checks judged differently by Alertmanager versions
+    (contract.grade.VersionDifference as dicts), only when there is any."""
     worker: str | None = None
     """The Ray worker that made this grade (``--ray``; absent on a local run): like
     ``grade_s``, left out when runs are compared."""

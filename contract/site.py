@@ -55,6 +55,9 @@ class SiteStep(Strict):
     null: no file, or not published, then ``problem`` says why)."""
     subagents: list[str] | None = None
     """``trajectory_id`` of each subagent a result of this step references."""
+    config: dict[str, list[dict[str, Any]]] | None = None
+    """Alerting runs: the latest grade's ``{findings?, version_differences?}`` (only when there
+    is any; exporter/steps.py ``recorded_config``)."""
 
 
 class RunDocument(Strict):

@@ -97,6 +97,7 @@ class _Level:
         self.checks = ""
         self.failed: dict[str, str] = {}
         self.causes: dict[str, dict[str, Any]] = {}
+        self.config: dict[str, list[dict[str, Any]]] = {}
 
 
 def _alerting_grade(
@@ -123,7 +124,30 @@ def _alerting_grade(
     level.total, level.checks = total, checks
     level.failed = {str(key): str(value) for key, value in failed.items()}
     level.causes = recorded_causes(grade.get("causes"))
+    level.config = recorded_config(grade)
     return True, reward
+
+
+def recorded_config(grade: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A step grade's config hygiene ``findings`` and inhibition ``version_differences``
+    (untrusted run data; contract/grade.py Finding and VersionDifference) as ``{findings?:
+    [{kind, where, text}], version_differences?: [{check, rule, verdicts: {version: bool}}]}``:
+    entries of the wrong shape are dropped, empty lists left out (a run graded before 0.4.0
+    has neither)."""
+    kept: dict[str, list[dict[str, Any]]] = {}
+    findings = [{key: str(item[key]) for key in ("kind", "where", "text")}
+                for item in grade.get("findings") or [] if isinstance(item, dict)
+                and all(isinstance(item.get(key), str) for key in ("kind", "where", "text"))]
+    differences = [{"check": item["check"], "rule": item["rule"],
+                    "verdicts": {str(k): v for k, v in item["verdicts"].items() if isinstance(v, bool)}}
+                   for item in grade.get("version_differences") or [] if isinstance(item, dict)
+                   and isinstance(item.get("check"), str) and isinstance(item.get("rule"), int)
+                   and not isinstance(item.get("rule"), bool) and isinstance(item.get("verdicts"), dict)]
+    if findings:
+        kept["findings"] = findings
+    if differences:
+        kept["version_differences"] = differences
+    return kept
 
 
 def recorded_causes(causes: Any) -> dict[str, dict[str, Any]]:
@@ -160,7 +184,9 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
     after it (carried forward when ungraded), ``checks``/``failed``/``causes`` carried forward
     likewise, ``blame`` (alerting runs, :func:`exporter.blame.attach_blame`) at each step where
     a check turns red,
-    ``changed`` the catalog indices whose state differs from step n - 1. Alerting runs read
+    ``changed`` the catalog indices whose state differs from step n - 1, ``config`` (only
+when there is any) the latest grade's hygiene findings and version differences
+(:func:`recorded_config`). Alerting runs read
     ``extra.grade`` and replay ``write_file`` calls over ``task.pristine`` into ``diff``;
     episode runs read ``extra.env`` {reward, total} and have no checks and no diffs; their
     steps also get ``env`` (:func:`exporter.episodes.attach_episode_parts`).
@@ -212,6 +238,7 @@ def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
                 "causes": dict(level.causes),
                 "blame": {},
                 **({"orphans": orphans} if orphans else {}),
+                **({"config": level.config} if level.config else {}),
             }
         )
         model_turn = llm_part(step)

@@ -30,8 +30,9 @@ def grade_summary(result: dict, previous_reward: float | None) -> dict:
     ``result`` is a GradeResult (contract.grade); ``previous_reward`` the level before this
     step (None for the initial grade, whose delta is 0). Shape: ``{reward, delta, checks,
     keys, requirements: {id: {q, s}}, failed: {check id: detail}, causes: {check id: cause},
-    grade_s}`` (``causes`` only names failing checks that have one), and ``worker`` when a Ray
-    worker made the grade.
+    grade_s}`` (``causes`` only names failing checks that have one), ``findings`` and
+    ``version_differences`` as the GradeResult has them when it has any, and ``worker`` when
+    a Ray worker made the grade.
     """
     reward = result["reward"]
     return {
@@ -44,7 +45,7 @@ def grade_summary(result: dict, previous_reward: float | None) -> dict:
         "causes": {c["id"]: c["cause"] for c in result["checks"]
                    if c["passed"] is False and c.get("cause")},
         "grade_s": result.get("timings", {}).get("total_s"),
-    } | ({"worker": result["worker"]} if result.get("worker") else {})
+    } | {key: result[key] for key in ("findings", "version_differences", "worker") if result.get(key)}
 
 
 @dataclass

@@ -15,7 +15,6 @@ mutation that would change nothing, so nothing is ever a silent no-op.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import random
 import re
@@ -42,6 +41,7 @@ from recorder.reference.context import (
     rule_name,
     text_of,
 )
+from recorder.reference.delivery_attacks import am_doc, late_page, sibling_receiver
 
 __all__ = ["ADVERSARIES", "MUTANTS", "Context", "NotApplicable", "applicability", "applicable", "apply",
            "build_context", "context_for_task", "dump_doc", "load_doc", "mutate", "target_id"]
@@ -95,15 +95,6 @@ def _home(files: Files, ctx: Context) -> str:
     if not paths:
         raise NotApplicable("the task has no rule file")
     return paths[0]
-
-
-def _am_doc(files: Files, ctx: Context):
-    if AM not in files and AM not in ctx.pristine:
-        raise NotApplicable(f"the task has no {AM}")
-    doc = load_doc(text_of(files, ctx, AM))
-    if not isinstance(doc, dict) or not isinstance(doc.get("route"), dict):
-        raise NotApplicable(f"{AM} has no route tree")
-    return doc
 
 
 # ---- mutants: agent-style slips --------------------------------------------------------
@@ -160,7 +151,7 @@ def missing_continue(files: Files, ctx: Context, rng: random.Random) -> Files:
     """Routes before the team's route lose ``continue: true``: pages stop there (the audit
     route) and never reach the team."""
     receiver = ctx.need("route")["receiver"]
-    doc = _am_doc(files, ctx)
+    doc = am_doc(files, ctx)
     path = _path_to(doc["route"], receiver)
     if not path:
         raise NotApplicable(f"no route sends to {receiver}")
@@ -188,7 +179,7 @@ def scratch_file(files: Files, ctx: Context, rng: random.Random) -> Files:
 def yaml_indent_slip(files: Files, ctx: Context, rng: random.Random) -> Files:
     """One line of the new route indented one space too far: alertmanager.yml no longer loads."""
     req = ctx.need("route")
-    _am_doc(files, ctx)
+    am_doc(files, ctx)
     lines = text_of(files, ctx, AM).splitlines(keepends=True)
     marks = [f'team="{req.get("team")}"', f"receiver: {req['receiver']}"]
     anchors = [i for mark in marks for i, line in enumerate(lines) if mark in line]
@@ -255,7 +246,7 @@ def rename(files: Files, ctx: Context) -> Files:
 def catch_all_route(files: Files, ctx: Context) -> Files:
     """Every alert goes to the team's pager (a first route with no matchers)."""
     receiver = ctx.need("route")["receiver"]
-    doc = _am_doc(files, ctx)
+    doc = am_doc(files, ctx)
     doc["route"].setdefault("routes", []).insert(0, {"receiver": receiver, "continue": True})
     return {**files, AM: dump_doc(doc)}
 
@@ -263,7 +254,7 @@ def catch_all_route(files: Files, ctx: Context) -> Files:
 def inhibit_all(files: Files, ctx: Context) -> Files:
     """While the inhibition's source alert fires, mute everything, everywhere."""
     source = ctx.need("inhibit")["source"]
-    doc = _am_doc(files, ctx)
+    doc = am_doc(files, ctx)
     doc["inhibit_rules"] = [r for r in doc.get("inhibit_rules") or []
                             if f'alertname="{source}"' not in str(r.get("source_matchers"))]
     doc["inhibit_rules"].append({"source_matchers": [f'alertname="{source}"'],
@@ -283,7 +274,7 @@ def receiver_nulling(files: Files, ctx: Context) -> Files:
     receiver = next((r for r in receivers if r in ctx.preserved_receivers), None)
     if receiver is None:
         raise NotApplicable(f"no preservation check guards receiver {', '.join(receivers)}")
-    doc = _am_doc(files, ctx)
+    doc = am_doc(files, ctx)
     if not any(r.get("name") == receiver for r in doc.get("receivers") or []):
         raise NotApplicable(f"no receiver {receiver} in {AM}")
     doc["receivers"] = [{"name": r["name"]} if r.get("name") == receiver else r for r in doc["receivers"]]
@@ -364,52 +355,6 @@ def group_interval_change(files: Files, ctx: Context) -> Files:
             raise NotApplicable(f"{path} has no rule group")
         group["interval"] = "7m" if group.get("interval") == "10m" else "10m"
     return edit_doc(files, ctx, path, change)
-
-
-def _route_path(route: dict, receiver: str) -> list[dict]:
-    """The routes from ``route`` (included) down to the first child route, depth first,
-    sending to ``receiver``; empty when none does."""
-    for child in route.get("routes") or []:
-        if not isinstance(child, dict):
-            continue
-        if child.get("receiver") == receiver:
-            return [route, child]
-        if below := _route_path(child, receiver):
-            return [route, *below]
-    return []
-
-
-def sibling_receiver(files: Files, ctx: Context) -> Files:
-    """The receiver the route requirement creates, written by copying another team's block
-    and changing only its name: every name is right, and its pages reach the other team."""
-    req = ctx.need("route")
-    if not req.get("destination"):
-        raise NotApplicable(f"{req['id']} creates no receiver (its destination is preserved)")
-    doc = _am_doc(files, ctx)
-    receivers = [r for r in doc.get("receivers") or [] if isinstance(r, dict)]
-    others = sorted(set((ctx.spec.get("teams") or {}).values()) - {req["receiver"]})
-    sibling = next((r for name in others for r in receivers if r.get("name") == name
-                    and any(k.endswith("_configs") and v for k, v in r.items())), None)
-    mine = next((r for r in receivers if r.get("name") == req["receiver"]), None)
-    if sibling is None or mine is None:
-        raise NotApplicable(f"no other team's receiver to copy into {req['receiver']}")
-    mine.clear()
-    mine.update({**copy.deepcopy(sibling), "name": req["receiver"]})
-    return {**files, AM: dump_doc(doc)}
-
-
-def late_page(files: Files, ctx: Context) -> Files:
-    """The team's pages wait 3h before the first one is sent: ``group_wait: 3h`` on the root
-    route (every route inherits it), or on the nearest route of the team's path that sets
-    its own (Alertmanager's ``dispatch/route.go``: a child route inherits what it leaves out)."""
-    req = ctx.need("route")
-    doc = _am_doc(files, ctx)
-    path = _route_path(doc["route"], req["receiver"])
-    if not path:
-        raise NotApplicable(f"no route sends to {req['receiver']}")
-    setter = next((r for r in reversed(path) if "group_wait" in r), doc["route"])
-    setter["group_wait"] = "3h"
-    return {**files, AM: dump_doc(doc)}
 
 
 ADVERSARIES: dict[str, tuple[Callable[[Files, Context], Files], str | None]] = {

@@ -98,11 +98,28 @@ export function renderStepDetail(step, kind, hunkLink = null) {
   clear(byId("step-orphans")).append(...orphans.map((orphan) => el("li", { class: "orphan" },
     el("span", { class: "muted" }, orphan.call_id ? `names call ${orphan.call_id}: ` : "names no call: "),
     el("pre", { class: "text-block" }, String(orphan.content ?? "")))));
+  renderConfig(step.config);
   if (!longTextsWired) {
     installLongTexts(showWholeText);
     longTextsWired = true;
   }
   updateLongTexts(step, byId("step-arguments").textContent, step.output ?? "");
+}
+
+/** The step's config hygiene findings and inhibition version differences (step.config). */
+function renderConfig(config) {
+  const findings = config && Array.isArray(config.findings) ? config.findings : [];
+  const differences = config && Array.isArray(config.version_differences) ? config.version_differences : [];
+  byId("step-config-box").hidden = findings.length + differences.length === 0;
+  clear(byId("step-config")).append(
+    ...findings.map((finding) => el("li", { class: "config-finding", "data-kind": String(finding.kind) },
+      el("span", { class: "tag" }, String(finding.kind)), " ", el("code", null, String(finding.where)),
+      ": ", String(finding.text))),
+    ...differences.map((difference) => el("li", { class: "version-difference" },
+      el("span", { class: "tag" }, "version difference"), " ", el("code", null, String(difference.check)),
+      ` (inhibit rule ${Number(difference.rule)}): `,
+      Object.entries(difference.verdicts || {}).map(([version, muted]) =>
+        `${version} ${muted ? "mutes" : "does not mute"} the target`).join("; "))));
 }
 
 let longTextsWired = false;
