@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contract.grade import CAUSE_NONE
 from grader import routing
 from grader.causes.alert_state import ALERT_FAMILIES, SAMPLE_FAMILIES, alert_cause, sample_cause
+from grader.causes.edits import edit_note
 from grader.causes.inhibit import inhibit_cause
 from grader.causes.route import route_cause
 from grader.causes.static import (
@@ -102,7 +103,7 @@ def _promql_causes(items: list[tuple[dict, dict]], evidence: Evidence) -> dict[s
         if check["family"] in ALERT_FAMILIES:
             out[check["id"]] = alert_cause(check, evidence.rules,
                                            state_witnesses(evidence.promql, check),
-                                           reqs.get(check["req"]))
+                                           reqs.get(check["req"]), evidence.pristine_groups)
         elif check["family"] in SAMPLE_FAMILIES:
             entry = evidence.promql.get("integrated", {}).get(check["id"], {})
             got = entry.get("witness") or entry.get("check")
@@ -145,6 +146,23 @@ def _one_cause(check: dict, item: dict, evidence: Evidence) -> dict:
     return no_cause("unknown-probe", kind)
 
 
+def _name_the_edits(evidence: Evidence, items: list[dict]) -> None:
+    """Every ``alert-undefined`` cause, of any family, names what the change added or edited
+    instead (:func:`grader.causes.edits.edit_note`), once per grade."""
+    notes: dict[str, tuple[list[str], str]] = {}
+    for item in items:
+        cause = item.get("cause") or {}
+        name = (cause.get("facts") or {}).get("alert")
+        if cause.get("kind") != "alert-undefined" or not isinstance(name, str) or "edited" in cause["facts"]:
+            continue
+        if name not in notes:
+            notes[name] = edit_note(name, None, evidence.rules, evidence.pristine_groups)
+        edited, note = notes[name]
+        if note:
+            cause["facts"]["edited"] = edited
+            cause["summary"] += f"; {note}"
+
+
 def explain(evidence: Evidence, results: list[dict]) -> None:
     """Set ``cause`` on every failing item of ``results`` (the GradeResult ``checks``, in
     catalog order); passing and not-applicable checks are left as they are. Adds
@@ -164,4 +182,5 @@ def explain(evidence: Evidence, results: list[dict]) -> None:
             item["cause"] = batched.get(check["id"]) or _one_cause(check, item, evidence)
         except (KeyError, ValueError, TypeError, IndexError, AttributeError, StopIteration) as err:
             item["cause"] = no_cause("error", f"{type(err).__name__}: {err}")
+    _name_the_edits(evidence, [item for _, item in failing])
     evidence.grading.timings["causes_s"] = time.perf_counter() - started

@@ -10,6 +10,7 @@ import math
 import re
 
 from grader.causes.constructs import rule_constructs
+from grader.causes.edits import edit_note
 from grader.preservation import duration_seconds
 from grader.probes.labels import format_labels
 from grader.promql_split import split_comparison
@@ -85,16 +86,19 @@ def _values_text(facts: dict) -> str:
 
 
 def alert_cause(check: dict, rules: list[dict], witness: dict | None,
-                requirement: dict | None) -> dict:
+                requirement: dict | None, pristine_groups: dict | None = None) -> dict:
     """The cause (contract.grade.Cause as a dict) of a failing Fire, Silent, Timing, Dup or
     Label check from its witnesses (:func:`replay_witnesses`). ``facts``: ``{alert, at,
     series: [{labels, state, active_since}], firing, pending, value: [{labels, value}],
-    comparison, rule_for, expr, asks: {threshold, for}}``."""
+    comparison, rule_for, expr, asks: {threshold, for}}``, and ``edited`` (the rules the
+    change added or changed, :func:`grader.causes.edits.edit_note`) when the change edited
+    rules other than this alert's; ``pristine_groups`` (group name -> group) is what the
+    edits are measured against (None: not measured)."""
     probe, family = check["probe"], check["family"]
     name = alert_name(probe) or "the alert"
     rule = next((r for r in rules if r.get("alert") == name), None)
     asks = _requirement_asks(requirement)
-    if rule is None:
+    if rule is None:  # what the change added instead is named for every family (causes.explain)
         return {"kind": "alert-undefined", "facts": {"alert": name, "asks": asks},
                 "summary": f"no loadable rule file defines an alerting rule named {name}"}
     facts = {"alert": name, **_state_facts(witness or {}, rule, probe["eval_time"], _service(probe)),
@@ -102,8 +106,11 @@ def alert_cause(check: dict, rules: list[dict], witness: dict | None,
     constructs = rule_constructs(rule)
     if constructs:
         facts["constructs"] = [c["construct"] for c in constructs]
+    edited, edit = edit_note(name, rule, rules, pristine_groups) if pristine_groups is not None else ([], "")
+    if edit:
+        facts["edited"] = edited
     kind, summary = _alert_summary(family, name, facts)
-    notes = [c["note"] for c in constructs if _relevant(c["construct"], family, kind)]
+    notes = [c["note"] for c in constructs if _relevant(c["construct"], family, kind)] + ([edit] if edit else [])
     if any(c["construct"] == "or" for c in constructs) and kind == "alert-no-comparison":
         summary = summary.replace("the expression has no comparison, so every series it returns "
                                   "fires", "no comparison at the top level")
