@@ -61,7 +61,10 @@ def run_id_for(task_id: str, policy: str, seed: int, options: dict | None = None
                                                                       max_steps))
 
 
-def _task_ref(task_dir: Path) -> tuple[TaskRef, CheckCatalog]:
+def task_ref(task_dir: Path) -> tuple[TaskRef, CheckCatalog]:
+    """The run's reference to the task at ``task_dir`` (id, fingerprint, catalog release)
+    and its check catalog, read through the safe-read path. BadInput when the spec or the
+    catalog is missing or malformed."""
     tree = Tree(task_dir)
     spec_path = task_dir / "tests" / "spec.json"
     spec = parse(WorldSpec, tree.read_json("tests/spec.json"), spec_path, "world spec")
@@ -112,7 +115,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
     """
     task_dir = Path(task_dir).resolve()
     agent = make_agent(policy, task_dir, seed, options)
-    task, catalog = _task_ref(task_dir)
+    task, catalog = task_ref(task_dir)
     identity = run_identity(task.id, policy, seed, options, max_steps)
     store = RunStore(Path(out), readable_id(task.id, policy, seed), identity)
     opened = store.open(fresh=not resume,

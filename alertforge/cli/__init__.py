@@ -24,6 +24,7 @@ COMMANDS = (
     site.add_demo,
     corpus.add_gate,
     imports.add_import_harbor,
+    imports.add_regrade,
     recording.add_serve_openenv,
     recording.add_record_openenv,
     corpus.add_generate,

@@ -1,4 +1,5 @@
-"""Commands that import runs recorded elsewhere: ``import-harbor`` and ``import-episodes``."""
+"""Commands that bring in runs recorded elsewhere or earlier: ``import-harbor``,
+``import-episodes`` and ``regrade``."""
 
 from __future__ import annotations
 
@@ -103,3 +104,39 @@ def _terminal_reason(out: Path, row: dict) -> str:
 
 def _warn(path: str, problem: str) -> None:
     print(f"alertforge: import-harbor: {path}: {problem}", file=sys.stderr)
+
+
+def add_regrade(sub) -> None:
+    """``regrade RUN...``: recorded alerting runs graded again against the current tasks."""
+    regrade = sub.add_parser("regrade", help="grade recorded alerting runs again, from their recorded "
+                             "tool calls, against the tasks as they are now (a newer check catalog)")
+    regrade.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders (with run.json)")
+    regrade.add_argument("--out", default="runs", help="where the re-graded runs go, under their own "
+                         "ids (default runs/; the inputs are never written unless --out is their folder)")
+    regrade.add_argument("--note", default="", help="kept in run.json regrade.note, e.g. where the "
+                         "actions were taken")
+    add_tasks_option(regrade, help="tasks folder to find each run's task in (default: bundled tasks/)")
+    regrade.set_defaults(func=regrade_command)
+
+
+def regrade_command(args: argparse.Namespace) -> int:
+    """Re-grade each run; print its old and new reward and check count."""
+    from contract.errors import BadInput
+    from contract.files import read_json
+    from contract.paths import resolve_task
+    from recorder.regrade import regrade_run
+
+    for run in args.runs:
+        before = read_json(Path(run) / "run.json")
+        task_id = (before.get("task") or {}).get("id") if isinstance(before, dict) else None
+        if isinstance(before, dict) and before.get("kind") != "alerting":
+            raise BadInput(Path(run) / "run.json", f"a {before.get('kind')} run has no checks to re-grade")
+        if not isinstance(task_id, str):
+            raise BadInput(Path(run) / "run.json", "names no task id (task.id)")
+        folder = regrade_run(Path(run), resolve_task(str(task_id), args.tasks), Path(args.out), note=args.note)
+        after = read_json(folder / "run.json")
+        old = (before.get("final") or {}).get("reward")
+        print(f"{after['run_id']}: reward {_reward(old)} as recorded, {_reward(after['final']['reward'])} "
+              f"re-graded against catalog {after['regrade']['catalog_version']} "
+              f"({len(after['checks'])} checks) in {folder}")
+    return 0
