@@ -1,4 +1,6 @@
-"""Cut and split text on character boundaries, never over a cap (the utf8-truncation case).
+"""Text for where it goes: cut and split on character boundaries, never over a cap (the
+utf8-truncation case), and escaped for each output a run's text reaches (terminal,
+Markdown; HTML is escaped by jinja2's autoescape and the viewer's DOM building).
 
 Cutting bytes in the middle of a multi-byte UTF-8 character gives U+FFFD replacements and a
 result longer than the budget (UKGovernmentBEIS/inspect_ai#4656): these helpers cut before
@@ -6,6 +8,8 @@ the character instead.
 """
 
 from __future__ import annotations
+
+import re
 
 
 def utf8_prefix(data: bytes, limit: int) -> str:
@@ -35,3 +39,51 @@ def split_chars(text: str, size: int) -> list[str]:
     if size < 1:
         raise ValueError("size must be >= 1")
     return [text[start : start + size] for start in range(0, len(text), size)] or [""]
+
+
+_INVISIBLE = frozenset(
+    [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070), 0xFEFF, 0x061C])
+"""Format characters that reorder or hide text on a terminal: zero-width spaces and joiners,
+bidirectional embeddings, overrides and isolates (Unicode TR9; the "Trojan Source" kind),
+word joiners, the byte order mark, the Arabic letter mark."""
+
+
+def terminal_text(text: str) -> str:
+    """``text`` safe to print on a terminal: every control character but newline and tab
+    (C0, DEL, C1: escape sequences, carriage returns, backspaces) and every invisible
+    reordering character (:data:`_INVISIBLE`) written as a visible escape (``\\x1b``,
+    ``\\u202e``); all else unchanged. The one escaping function for terminal output."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in "\n\t" or (code >= 0x20 and code != 0x7F and not 0x80 <= code <= 0x9F
+                              and code not in _INVISIBLE):
+            out.append(char)
+        else:
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+    return "".join(out)
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as inline Markdown that renders as the same words and nothing else: line
+    breaks become spaces (no new block can start), the characters that open markup are
+    backslash-escaped (CommonMark, "Backslash escapes": links, images, emphasis, code, raw
+    HTML, entities, tables; a leading block marker), and ``://``, ``a@b`` and ``www.`` are
+    escaped so GFM's autolink extension makes no link. The one escaping function for Markdown prose; code and
+    multi-line text go in a fence instead."""
+    flat = " ".join(str(text).split())
+    escaped = re.sub(r"([\\`*_\[\]()<>!|~&])", r"\\\1", flat)
+    escaped = re.sub(r":(?=//)", r"\\:", escaped)  # scheme://: no URL autolink
+    escaped = re.sub(r"(?<=\w)@(?=\w)", r"\\@", escaped)  # no e-mail autolink
+    escaped = re.sub(r"(?i)\b(www)\.", r"\1\\.", escaped)  # no www. autolink
+    return "\\" + escaped if escaped.startswith(("#", "+", "-", "=")) else escaped
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as an inline code span (on one line) that nothing inside can close: its
+    backtick fence is longer than any backtick run in it (CommonMark, "Code spans")."""
+    flat = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    marks = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat else ""
+    return f"{marks}{pad}{flat}{pad}{marks}"

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import hashlib
 import os
+import pickle
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from contract.errors import BadInput
 from contract.files import dump_json
@@ -90,7 +96,7 @@ class SiteFiles:
 def build_site_files(
     run_dirs: list[Path], site_dir: Path, redactor: Redactor | None = None,
     task_index: TaskIndex | None = None, *, with_media: bool = True,
-    skipped: list[dict] | None = None,
+    skipped: list[dict] | None = None, memo: dict | None = None,
 ) -> SiteFiles:
     """Every output file in memory (see :class:`SiteFiles`).
 
@@ -123,7 +129,7 @@ def build_site_files(
     documents: list[dict[str, Any]] = []
     search = SearchIndex()
     read_cache: dict[Path, TaskInfo] = {}
-    renaming = Renaming(redactor) if redactor is not None else None
+    renaming = Renaming(redactor, memo) if redactor is not None else None
     redacted_runs: list = []
     for number, run in enumerate(runs):
         task = read_task(run, index, read_cache)
@@ -145,6 +151,9 @@ def build_site_files(
         summaries.append(summary)
         graded_runs.append(({**document, "steps": steps}, task, steps))
         documents.append(document)
+    if memo is not None and renaming is not None:
+        for stale in set(memo) - renaming.used:  # runs gone or changed since the last export
+            del memo[stale]
     task_docs = {task_id: _checked(TaskDocument, task_document(task)) for task_id, task in tasks.items()}
     _add_run_heads(files, documents, task_docs)
     site_index = _add_index_files(files, tasks, task_docs, summaries, redacted_runs, search)
@@ -163,9 +172,11 @@ class Renaming:
     """A redactor applied to runs and their tasks: each task masked once, renamed ids noted
     (``renamed``: old id -> new id). Shared by the site export and the Markdown export."""
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(self, redactor: Redactor, memo: dict | None = None) -> None:
         self.redactor = redactor
         self.renamed: dict[str, str] = {}
+        self.memo = memo
+        self.used: set[tuple[str, str]] = set()
         # keyed by id(task) and holding the task itself: a task read without a folder is a new
         # object per run (exporter.task_folder.read_task caches by folder), and once freed its
         # id would be the next one's, which would then get the earlier task masked
@@ -180,16 +191,60 @@ class Renaming:
         for old, new in ((run.run_id, run_id), (run.run["task"]["id"], task_id)):
             if old != new:
                 self.renamed[old] = new
-        run = redactor.dataclass_fields(run, ("run", "trajectory"))
+        run = self._masked_run(run)
         run.run["run_id"], run.run["task"]["id"] = run_id, task_id
         known = self._tasks.get(id(task))
         if known is None or known[0] is not task:
-            known = (task, redactor.dataclass_fields(dataclasses.replace(
-                task, id=task_id, pristine={redactor.path(rel): redactor.text(text)
-                                            for rel, text in task.pristine.items()}),
-                TASK_TEXT_FIELDS))
+            known = (task, self._masked_task(task, task_id))
             self._tasks[id(task)] = known
         return run, known[1]
+
+    def _masked_task(self, task: TaskInfo, task_id: str) -> TaskInfo:
+        """``task`` with every string masked (by content from the ``memo`` when it has it, a
+        copy, with the redactor's counts grown as for a run)."""
+        redactor = self.redactor
+        key = ("task", task_id, hashlib.sha256(pickle.dumps(task)).hexdigest()) if self.memo is not None else None
+        hit = self.memo.get(key) if key is not None else None
+        if hit is None:
+            masked, kinds, secrets = redactor.masked, Counter(redactor.kinds), set(redactor.secrets)
+            done = redactor.dataclass_fields(dataclasses.replace(
+                task, id=task_id, pristine={redactor.path(rel): redactor.text(text)
+                                            for rel, text in task.pristine.items()}),
+                TASK_TEXT_FIELDS)
+            hit = (done, redactor.masked - masked, redactor.kinds - kinds, redactor.secrets - secrets)
+            if key is not None:
+                self.memo[key] = hit
+        else:
+            redactor.masked += hit[1]
+            redactor.kinds.update(hit[2])
+            redactor.secrets |= hit[3]
+        if key is not None:
+            self.used.add(key)
+        return copy.deepcopy(hit[0]) if key is not None else hit[0]
+
+
+    def _masked_run(self, run: RunFolder) -> RunFolder:
+        """``run`` with every string masked; with a ``memo`` (kept by the caller across
+        exports: ``alertforge view``), a run whose run.json and trajectory.json are the same
+        as before is taken from it, and the redactor's counts grow as if it were masked again."""
+        redactor = self.redactor
+        if self.memo is None:
+            return redactor.dataclass_fields(run, ("run", "trajectory"))
+        key = (str(run.path), hashlib.sha256(orjson.dumps([run.run, run.trajectory])).hexdigest())
+        self.used.add(key)
+        hit = self.memo.get(key)
+        if hit is None:
+            masked, kinds, secrets = redactor.masked, Counter(redactor.kinds), set(redactor.secrets)
+            done = redactor.dataclass_fields(run, ("run", "trajectory"))
+            hit = (orjson.dumps([done.run, done.trajectory]), redactor.masked - masked,
+                   redactor.kinds - kinds, redactor.secrets - secrets)
+            self.memo[key] = hit
+        else:
+            redactor.masked += hit[1]
+            redactor.kinds.update(hit[2])
+            redactor.secrets |= hit[3]
+        masked_run, masked_trajectory = orjson.loads(hit[0])
+        return dataclasses.replace(run, run=masked_run, trajectory=masked_trajectory)
 
 
 def _atif_fields(run: RunFolder, media: MediaFiles) -> dict[str, Any]:
@@ -243,6 +298,7 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], task_d
     index = _checked(SiteIndex, index_document(summaries, tasks))
     files["data/index.json"] = _json_bytes(index)
     files["data/aliases.json"] = _json_bytes(aliases_document(runs, [s["run_id"] for s in summaries]))
+    files["data/live.json"] = _json_bytes({"live": False})  # `alertforge view` answers it live
     run_shards = shard_rows(summaries)
     for number, shard in enumerate(run_shards):
         files[f"data/runs-index/{number}.json"] = _json_bytes(shard)
@@ -283,7 +339,7 @@ def _check_output_folder(out_dir: Path, run_dirs: list[Path]) -> None:
 def export_site(
     run_dirs: list[Path], out_dir: Path, site_dir: Path | None = None,
     redactor: Redactor | None = None, *, redact: bool = True, task_index: TaskIndex | None = None,
-    with_media: bool = True,
+    with_media: bool = True, memo: dict | None = None,
 ) -> dict:
     """Export runs to a static site in ``out_dir``, all or nothing.
 
@@ -296,7 +352,9 @@ def export_site(
     whole (:mod:`exporter.site_swap`): after any failure or kill the previous site is intact.
     Files a previous export did not write are never deleted: such a folder is refused. Secrets
     are masked first (``redactor``, else a default :class:`~exporter.redact.Redactor`, unless
-    ``redact`` is False; see :func:`build_site_files`); ``with_media`` as there.
+    ``redact`` is False; see :func:`build_site_files`); ``with_media`` as there. ``memo``
+    (a dict the caller keeps between exports of the same runs, ``alertforge view``) holds
+    each run's masked form by its content, so an unchanged run is not masked again.
 
     Returns:
         ``{"runs", "tasks", "files", "bytes", "out_dir", "masked", "renamed_ids",
@@ -325,7 +383,7 @@ def export_site(
         redactor = Redactor()
     skipped: list[dict] = []
     site = build_site_files([Path(p) for p in run_dirs], site_dir, redactor, task_index,
-                            with_media=with_media, skipped=skipped)
+                            with_media=with_media, skipped=skipped, memo=memo)
     write_site(out_dir, site.files, GENERATED_BY)
     return {
         "skipped": skipped,

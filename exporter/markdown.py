@@ -2,7 +2,10 @@
 
 The task, each step's tool call, output and diff (long parts cut with a note saying where
 the full text is), the reward, and the checks failing at the last step with their causes and
-blame (:mod:`exporter.blame`). Read through the exporter's own readers (run folders, task
+blame (:mod:`exporter.blame`). Every text a run or a task wrote is fenced (messages, the
+instruction, tool arguments, outputs, diffs) or escaped inline (:func:`contract.text.markdown_text`,
+:func:`contract.text.markdown_code`): the Markdown holds no heading, link or image it did not
+make. Read through the exporter's own readers (run folders, task
 folders, steps); secrets masked with the same :class:`exporter.redact.Redactor` as on
 publish, before any text is laid out.
 """
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.task_roots import TaskIndex
+from contract.text import markdown_code, markdown_text
 from exporter.blame import blame_at
 from exporter.export import Renaming
 from exporter.redact import Redactor
@@ -62,14 +66,14 @@ def _step_section(run: RunFolder, step: dict[str, Any], previous: str, task: Tas
     """The Markdown of one step: heading with reward, message, tool call, output, diff, changes."""
     n, where = step["n"], _where(run, step["step_id"], site_url, step["n"])
     reward = f"reward {step['reward']:+.3f}, total {step['total']:.3f}" if step["graded"] else "not graded"
-    out = [f"### Step {n} ({step['source']}; {reward})", ""]
+    out = [f"### Step {n} ({markdown_text(step['source'])}; {reward})", ""]
     if step["message"] and step["message"] == task.instruction:
         out += ["(the task above)", ""]
     elif step["message"]:
-        out += [cut(step["message"], "message", where), ""]
+        out += [fence(cut(step["message"], "message", where), "text"), ""]
     if step["tool"]:
         arguments = json.dumps(step["tool"]["arguments"], indent=1, ensure_ascii=False)
-        out += [f"Tool call `{step['tool']['name']}`:", "", fence(cut(arguments, "arguments", where), "json"), ""]
+        out += [f"Tool call {markdown_code(step['tool']['name'])}:", "", fence(cut(arguments, "arguments", where), "json"), ""]
     if step["output"]:
         out += ["Output:", "", fence(cut(step["output"], "output", where)), ""]
     if step["diff"] and step["diff"].get("hunks"):
@@ -80,7 +84,7 @@ def _step_section(run: RunFolder, step: dict[str, Any], previous: str, task: Tas
         green = [ids[i] for i in step["changed"] if step["checks"][i] == "1"]
         for words, names in (("Turned red", red), ("Turned green", green)):
             if names:
-                out += [f"{words}: " + ", ".join(f"`{c}`" for c in names), ""]
+                out += [f"{words}: " + ", ".join(markdown_code(c) for c in names), ""]
     return out
 
 
@@ -93,10 +97,11 @@ def _failing_section(steps: list[dict[str, Any]], task: TaskInfo) -> list[str]:
     for _, check in failing:
         cause = (last.get("causes") or {}).get(check["id"])
         blame = blame_at(steps, len(steps) - 1, check["id"])
-        out.append(f"- **`{check['id']}`** ({check.get('family')}): {check.get('label') or ''}")
-        out.append(f"  - detail: {last['failed'].get(check['id']) or '(no detail recorded)'}")
+        out.append(f"- **{markdown_code(check['id'])}** ({markdown_text(check.get('family') or '')}): "
+                   f"{markdown_text(check.get('label') or '')}")
+        out.append(f"  - detail: {markdown_text(last['failed'].get(check['id']) or '(no detail recorded)')}")
         if cause:
-            out.append(f"  - cause ({cause['kind']}): {cause['summary']}")
+            out.append(f"  - cause ({markdown_text(cause['kind'])}): {markdown_text(cause['summary'])}")
         else:
             out.append("  - cause: none recorded (graded before causes existed)")
         if blame is None or blame["step"] == 0:
@@ -126,12 +131,12 @@ def run_markdown(folder: Path, *, redactor: Redactor | None, task_index: TaskInd
     summary, final = run.run, run.run.get("final") or {}
     reward = final.get("reward")
     reward = reward if isinstance(reward, (int, float)) else steps[-1]["total"]
-    lines = [f"# Run {run.run_id}", "",
-             f"- task: `{task.id}` {task.title}",
-             (f"- policy: {summary.get('policy') or '-'}; model: {summary.get('model') or '-'}; "
-             f"status: {summary.get('status')}"),
+    lines = [f"# Run {markdown_code(run.run_id)}", "",
+             f"- task: {markdown_code(task.id)} {markdown_text(task.title)}",
+             (f"- policy: {markdown_text(summary.get('policy') or '-')}; "
+              f"model: {markdown_text(summary.get('model') or '-')}; status: {markdown_text(str(summary.get('status')))}"),
              f"- reward: {reward:.3f} after {len(steps) - 1} steps", ""]
-    lines += ["## Task", "", cut(task.instruction, "instruction", "instruction.md of the task"), ""]
+    lines += ["## Task", "", fence(cut(task.instruction, "instruction", "instruction.md of the task"), "text"), ""]
     lines += ["## Steps", ""]
     previous = ""
     for step in steps:

@@ -130,19 +130,28 @@ def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1", *,
     directory = Path(directory)
     if not directory.is_dir():
         raise BadInput(directory, "site folder not found")
-    handler = functools.partial(SiteRequestHandler, directory=str(directory))
+    return bind(functools.partial(SiteRequestHandler, directory=str(directory)), port, host, strict=strict,
+                where=str(directory))
+
+
+def bind(handler, port: int, host: str = "127.0.0.1", *, strict: bool = False,
+         server_class: type[ThreadingHTTPServer] = QuietThreadingHTTPServer,
+         where: str | None = None) -> ThreadingHTTPServer:
+    """A ``server_class`` bound on ``host`` with ``handler`` (a request handler factory), on
+    ``port`` or, unless ``strict``, the first free one of the next 49 (``port`` 0: any free
+    one). BadInput naming ``where`` (default the address) when none is free."""
     last = port + (1 if strict else PORT_ATTEMPTS)
     candidates = [0] if port == 0 else range(port, min(last, 65536))
     for candidate in candidates:
         try:
-            return QuietThreadingHTTPServer((host, candidate), handler)
+            return server_class((host, candidate), handler)
         except OSError as err:
             if err.errno != errno.EADDRINUSE:
                 raise
     if strict:
         raise BadInput(f"{host}:{port}", "the port is taken (another server runs there); give "
                        "another --port, or 0 for any free one")
-    raise BadInput(directory, f"no free port on {host} from {port} to {port + PORT_ATTEMPTS - 1}")
+    raise BadInput(where or f"{host}:{port}", f"no free port on {host} from {port} to {port + PORT_ATTEMPTS - 1}")
 
 
 def server_url(server: ThreadingHTTPServer) -> str:

@@ -108,7 +108,7 @@ def test_record_prints_the_reward_the_steps_how_to_see_it_and_when_it_reused_a_r
     lines = first.stdout.splitlines()
     assert lines[0] == str(next(runs.iterdir()))  # the folder first, as before
     assert lines[1].startswith("  reward 0.0000 (not solved), ") and lines[1].endswith(" complete")
-    assert lines[2] == f"  to see it: alertforge export {runs} --out site && alertforge serve site"
+    assert lines[2] == f"  to see it: alertforge view {runs}"
     assert "reused" not in first.stderr
     again = cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(runs))
     assert again.returncode == 0 and again.stdout == first.stdout

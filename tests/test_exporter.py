@@ -90,6 +90,7 @@ def test_export_writes_the_contract_files(exported):
         "data/aliases.json",
         "data/home.json",
         "data/index.json",
+        "data/live.json",
         *[f"data/run-heads/{run_id}.json" for run_id in RUN_IDS],
         *[f"data/runs/{run_id}.json" for run_id in RUN_IDS],
         "data/task-inputs/fixture-checkout.json",
@@ -537,3 +538,25 @@ def test_a_head_holds_whole_panel_groups_until_it_has_40_checks_and_only_their_f
     assert head["steps"][0]["causes"]["R0.c0"] == {"kind": "alert-undefined", "summary": "no rule defines X"}
     assert head["steps"][1]["causes"] == {"R0.c0": None} and head["steps"][1]["failed"] == {}
     assert head["steps"][0]["checks"] == step["checks"] and len(head["steps"]) == HEAD_STEPS
+
+
+def test_an_export_with_a_memo_is_the_export_without_one(tmp_path, runs_copy):
+    """``alertforge view`` keeps each run's masked form between exports (``memo``): the site
+    and the redaction counts are the same as a plain export's, and a changed run is masked anew."""
+    trajectory = runs_copy / "fixture-partial-s1" / "trajectory.json"
+    doc = json.loads(trajectory.read_text())
+    doc["steps"][1]["message"] = "token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 here"
+    trajectory.write_text(json.dumps(doc))
+    plain = export_site([runs_copy], tmp_path / "plain", task_index=fixture_tasks())
+    memo: dict = {}
+    first = export_site([runs_copy], tmp_path / "memo", task_index=fixture_tasks(), memo=memo)
+    again = export_site([runs_copy], tmp_path / "memo", task_index=fixture_tasks(), memo=memo)
+    manifest = lambda site: load(site / "site-manifest.json")["files"]
+    assert manifest(tmp_path / "plain") == manifest(tmp_path / "memo")
+    assert plain["masked"] == first["masked"] == again["masked"] > 0
+    assert plain["redaction"] == again["redaction"]
+    doc["steps"][1]["message"] = "changed, no secret"
+    trajectory.write_text(json.dumps(doc))
+    changed = export_site([runs_copy], tmp_path / "memo", task_index=fixture_tasks(), memo=memo)
+    assert changed["masked"] < again["masked"]
+    assert b"changed, no secret" in (tmp_path / "memo" / "data" / "runs" / "fixture-partial-s1.json").read_bytes()

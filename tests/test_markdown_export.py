@@ -39,7 +39,7 @@ def test_markdown_export_lists_failing_checks_with_cause_and_blame_on_stdout(par
     done = cli("export", str(partial_run), "--markdown")
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    assert text.startswith(f"# Run {partial_run.name}")
+    assert text.startswith(f"# Run `{partial_run.name}`")
     assert "## Task" in text and "### Step 1 " in text and "Tool call `" in text
     failing = text.split("## Failing checks at the last step", 1)[1]
     assert "- cause (" in failing and "- blame: step " in failing and ", hunk " in failing

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from alertforge.cli import corpus, imports, mutation, recording, site
+from alertforge.cli import corpus, imports, mutation, recording, site, view
 from alertforge.cli.exit_codes import HANDLED, report
+from alertforge.cli.terminal import escaped_output
 from contract.version import __version__
 
 COMMANDS = (
@@ -21,6 +22,7 @@ COMMANDS = (
     site.add_export,
     site.add_publish,
     site.add_serve,
+    view.add_view,
     site.add_demo,
     corpus.add_gate,
     imports.add_import_harbor,
@@ -52,8 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (see ``exit_codes``)."""
-    args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except HANDLED as err:
-        return report(err, getattr(args, "hints", None))
+    with escaped_output():
+        args = build_parser().parse_args(argv)
+        try:
+            return args.func(args)
+        except HANDLED as err:
+            return report(err, getattr(args, "hints", None))

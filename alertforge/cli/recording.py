@@ -88,7 +88,7 @@ def _print_outcome(run_dir: Path, out: Path) -> None:
     shown = "no reward" if reward is None else (
         f"reward {reward:.4f} ({'solved' if final.get('solved') else 'not solved'})")
     print(f"  {shown}, {summary.get('steps')} steps, {summary.get('status')}")
-    print(f"  to see it: alertforge export {out} --out site && alertforge serve site")
+    print(f"  to see it: alertforge view {out}")
 
 
 def _report(line: str) -> None:

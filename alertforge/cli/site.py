@@ -165,7 +165,9 @@ def add_demo(sub) -> None:
     exported into space/ and served."""
     demo = sub.add_parser("demo", help="record reference runs, export them into space/, serve")
     demo.add_argument("--no-serve", action="store_true")
-    demo.add_argument("--port", type=int, default=8000)
+    demo.add_argument("--port", type=int, default=None,
+                      help="port to serve on (0: any free one); by default 8000 or the next free port, "
+                           "said when it moves; a --port that is taken is refused before anything is recorded")
     add_tasks_option(demo)
     demo.add_argument("--runs", default=str(SPACE_DIR.parent / "runs"))
     demo.add_argument("--out", default=str(SPACE_DIR))
@@ -174,24 +176,59 @@ def add_demo(sub) -> None:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    """Record, import, export, print the time taken, then serve unless ``--no-serve``."""
+    """Record, import and export, printing the time taken. Unless ``--no-serve``, the site is
+    served from the start: runs appear as they are recorded (:class:`alertforge.view.live.LiveSite`
+    over the runs folder, exporting into ``--out``), and it keeps serving until Ctrl-C."""
     from exporter.export import export_site
     from recorder.reference_runs import demo_policies, record_reference
 
     started = time.perf_counter()
     runs_dir = Path(args.runs)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    live = None if args.no_serve else _start_live_demo(args, runs_dir, out)
     record_reference(task_dirs(args.tasks), runs_dir, jobs=args.jobs, policies=demo_policies, mutants=1)
     import_demo_episodes(runs_dir)
     import_demo_llm_runs(runs_dir)
-    out = Path(args.out)
-    summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=task_index(args))
-    print(f"built {out} from {summary.get('runs')} runs in {time.perf_counter() - started:.1f} s")
-    if args.no_serve:
+    if live is None:
+        summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=task_index(args))
+        print(f"built {out} from {summary.get('runs')} runs in {time.perf_counter() - started:.1f} s")
         return 0
-    from exporter.serve import serve
-
-    serve(out, port=args.port)
+    site, server = live
+    recorded = site.generation
+    while site.generation == recorded or site.status()["phase"] != "ready":
+        time.sleep(0.5)  # the export that holds every run
+    print(f"built {out} from {site.runs} runs in {time.perf_counter() - started:.1f} s", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopped", flush=True)
+    finally:
+        site.stop()
+        server.shutdown()
+        server.server_close()
     return 0
+
+
+def _start_live_demo(args: argparse.Namespace, runs_dir: Path, out: Path):
+    """Serve ``out`` now and export ``runs_dir`` into it whenever it changes; (site, server)."""
+    import threading
+
+    from alertforge.view.inputs import Input
+    from alertforge.view.live import LiveSite
+    from alertforge.view.server import start_server
+    from exporter.serve import server_url
+
+    site = LiveSite([Input("runs", runs_dir)], runs_dir.parent / ".demo-view", site=out,
+                    task_index=task_index(args), interval=2.0)
+    port = 8000 if args.port is None else args.port
+    server = start_server(site, port, strict=args.port is not None)
+    if port not in (0, server.server_address[1]):
+        print(f"port {port} is taken: using {server.server_address[1]}", flush=True)
+    print(f"Serving {out} at {server_url(server)} while the runs are recorded (Ctrl-C to stop)", flush=True)
+    threading.Thread(target=site.run, name="demo-view", daemon=True).start()
+    return site, server
 
 
 def import_demo_episodes(runs_dir: Path) -> None:

@@ -9,6 +9,7 @@ grades per second). Every job's grades are counted where they run: a job is wrap
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -128,8 +129,10 @@ class LocalEngine:
 
     def bar(self, total: int, desc: str, unit: str, disable: bool = False) -> tqdm:
         """tqdm on stderr, with ``local: N workers`` after the counts."""
+        # the program's own text: past the CLI's escaping layer (alertforge/cli/terminal.py),
+        # whose `raw` is the real stderr, so the bar's carriage returns stay carriage returns
         return tqdm(total=total, desc=desc, unit=unit, disable=disable,
-                    postfix=f"{self.name}: {self.workers} workers")
+                    postfix=f"{self.name}: {self.workers} workers", file=getattr(sys.stderr, "raw", sys.stderr))
 
     def summary(self) -> str:
         """``local: 12 grades on 2 workers in 9.1 s, 1.32 grades/s``."""

@@ -23,6 +23,7 @@ import functools
 import ipaddress
 import os
 import socket
+import sys
 import threading
 import time
 from collections import Counter
@@ -259,8 +260,10 @@ class RayEngine:
 
     def bar(self, total: int, desc: str, unit: str, disable: bool = False) -> tqdm:
         """tqdm on stderr, with ``ray: N workers`` after the counts."""
+        # the program's own text: past the CLI's escaping layer (alertforge/cli/terminal.py),
+        # whose `raw` is the real stderr, so the bar's carriage returns stay carriage returns
         return tqdm(total=total, desc=desc, unit=unit, disable=disable,
-                    postfix=f"ray: {self.workers} workers")
+                    postfix=f"ray: {self.workers} workers", file=getattr(sys.stderr, "raw", sys.stderr))
 
     def summary(self) -> str:
         """``ray: 12 grades on 2 workers in 9.1 s, 1.32 grades/s (<worker> 6, <worker> 6)``."""

@@ -348,7 +348,7 @@ def _import_or_ungraded(trial: Trial, out: Path, tasks: TaskIndex) -> dict:
 
 
 def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None,
-                  engine: Engine | None = None) -> dict:
+                  engine: Engine | None = None, *, regrade: bool = True) -> dict:
     """Import every trial under ``paths`` into run folders under ``out``.
 
     Trials are imported in this process, one at a time with the local ``engine`` (the
@@ -366,7 +366,8 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None,
     that are no trial are only in ``skipped``); each is a run (``imported``) or skipped.
 
     A trial already imported from the same files (fingerprint) is not graded again
-    (``unchanged`` true).
+    (``unchanged`` true). ``regrade`` False matches no local task, so no trial is graded
+    (each run says so in its notes; Harbor's own rewards are kept).
 
     Raises:
         BadInput: a path is missing or holds no trial, ``out`` is a file, or the tasks
@@ -375,7 +376,7 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None,
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BadInput(out, "output path exists and is not a folder")
-    tasks = _task_index(tasks_dir)
+    tasks = _task_index(tasks_dir) if regrade else TaskIndex({})
     found, skipped = find_trials([Path(p) for p in paths])
     imported = []
     budget = ReadBudget()

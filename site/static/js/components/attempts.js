@@ -38,7 +38,8 @@ function attemptRow(row) {
 /** Wire #attempts-more (absent when the page holds every row) to load and append the rest. */
 export function installAttemptsMore() {
   const button = document.getElementById("attempts-more");
-  if (!button) return;
+  if (!button || button.dataset.wired) return;
+  button.dataset.wired = "1";
   button.addEventListener("click", async () => {
     button.disabled = true;
     const status = byId("attempts-status");

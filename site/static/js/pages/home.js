@@ -342,29 +342,73 @@ function installSearch() {
 /** The leaderboard of complete runs, or (checkbox) of every run: both are in the page. */
 function installLeaderboardToggle() {
   const toggle = document.getElementById("leaderboard-include");
-  if (!toggle) return;
+  if (!toggle || toggle.dataset.wired) return;
+  toggle.dataset.wired = "1";
   toggle.addEventListener("change", () => {
     byId("leaderboard").hidden = toggle.checked;
     byId("leaderboard-all").hidden = !toggle.checked;
   });
 }
 
-async function main() {
-  installLeaderboardToggle();
-  installAttemptsMore();
-  if (!document.getElementById("runs-table")) return;
+async function startTable() {
   try {
     state.home = await loadJsonFile("data/home.json", "The run list (data/home.json)");
   } catch (error) {
     fill(byId("runs-status"), `${error.message}. The first runs above are shown without filters.`);
-    return;
+    return false;
   }
   const params = readParams();
   fillFilters(params);
   installTable();
-  installSearch();
   await loadShard(0);
   await recompute();
+  return true;
+}
+
+/** The run list again from the new data files, with the reader's filters, sort and scroll kept. */
+async function reloadRuns() {
+  const home = await loadJsonFile("data/home.json", "The run list (data/home.json)");
+  Object.assign(state, { home, shards: [], rows: [], loaded: 0, filters: {} });
+  for (const field of FILTERS) {
+    const select = byId(`filter-${field}`);
+    for (const option of [...select.options].slice(1)) option.remove();
+  }
+  fillFilters(readParams());
+  await loadShard(0);
+  await recompute();
+}
+
+/**
+ * `alertforge view` exported the site again: the sections drawn at export (leaderboard,
+ * attempts, tasks) come from the new index.html; the run list from the new data, in place.
+ */
+async function refreshHome() {
+  const response = await fetch("index.html", { cache: "no-store" });
+  if (!response.ok) throw new Error(`index.html: HTTP ${response.status}`);
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+  const hadTable = Boolean(document.getElementById("runs-table"));
+  for (const section of fresh.querySelectorAll("main section[aria-labelledby]")) {
+    const label = section.getAttribute("aria-labelledby");
+    if (label === "search-heading" || (label === "runs-heading" && hadTable)) continue;
+    const current = document.querySelector(`main section[aria-labelledby="${CSS.escape(label)}"]`);
+    if (current) current.replaceWith(document.importNode(section, true));
+  }
+  installLeaderboardToggle();
+  installAttemptsMore();
+  if (hadTable) await reloadRuns();
+  else if (document.getElementById("runs-table")) {
+    installSearch();
+    if (await startTable()) document.body.dataset.ready = "1";
+  }
+}
+
+async function main() {
+  installLeaderboardToggle();
+  installAttemptsMore();
+  import("../lib/live.js").then((live) => live.watchLive(refreshHome));
+  if (!document.getElementById("runs-table")) return;
+  installSearch();
+  if (!(await startTable())) return;
   performance.mark("home-rendered");
   document.body.dataset.ready = "1";
 }

@@ -65,7 +65,7 @@ const noop = () => {};
 // source: the whole run once loaded, else its head ({..., step_count, last_total, task, steps: first
 // steps}); task: the task file (data/tasks/<id>.json) once loaded, null while the view is drawn from
 // the head (whose `task` holds the title, instruction and the first groups of the checks panel).
-const state = { run: null, head: null, source: null, task: null, step: 0, check: null, views: null, hunk: null, cause: false };
+const state = { run: null, head: null, source: null, task: null, step: 0, check: null, views: null, hunk: null, cause: false, modules: null };
 
 function showError(message) {
   showPageError("run", "Cannot show this run.", message);
@@ -323,6 +323,27 @@ async function showWhole(modules) {
   if (target) target.scrollIntoView({ block: "center" });
   view.dataset.loaded = "all";
   document.body.dataset.ready = "1";
+  state.modules = modules;
+  import("../lib/live.js").then((live) => live.watchLive(refreshRun));
+}
+
+/**
+ * `alertforge view` exported the site again and this run's file changed (it grew while being
+ * recorded, or was imported again): redraw from the new file at the step being read.
+ */
+async function refreshRun(info) {
+  if (!state.run || !Array.isArray(info.changed) || !info.changed.includes(state.run.run_id)) return;
+  const run = await loadRun(state.run.run_id);
+  const modules = state.modules;
+  state.run = run;
+  state.source = run;
+  renderHeader(run, state.task);
+  renderTrialPanel(run);
+  state.views.timeline = modules.renderTimeline(byId("timeline"), run.steps, show);
+  state.views.curve = modules.renderCurve(byId("reward-curve"), run.steps, show);
+  state.views.matrix = modules.renderMatrix(byId("matrix"), run.steps, state.task, selectCell);
+  state.views.episode = mountEpisodeView(run, show, false);
+  show(Math.min(state.step, lastStep()), true);
 }
 
 async function main() {

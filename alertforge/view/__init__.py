@@ -1,0 +1,1 @@
+"""``alertforge view``: inputs, the cache, the live site builder and its server."""

@@ -1,0 +1,106 @@
+"""What ``alertforge view`` was pointed at: each PATH classified once, and the key that says
+whether what it holds changed since it was last read.
+
+Kinds: ``site`` (an exported site: served as it is), ``runs`` (a run folder, or a folder
+whose sub-folders are run folders: exported in place, never written), ``episodes`` (an ARIA
+transcript file) and ``harbor`` (anything else the Harbor importer takes: a job folder, a
+trial folder, a folder of jobs, an ATIF trajectory file). A key is the sorted
+``(relative path, size, mtime_ns, inode)`` of every regular file under the path, found
+without following a link; a run is read again only when its key changes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from contract.errors import BadInput
+
+MAX_FILES = 200_000
+"""Files looked at under one PATH for its key; past that the key covers the first ones (in
+walk order) and the input is still read whole by its importer."""
+
+
+@dataclass(frozen=True)
+class Input:
+    """One PATH of ``alertforge view``: ``kind`` (see the module) and the path as given."""
+
+    kind: str
+    path: Path
+
+
+def _is_site(path: Path) -> bool:
+    return (path / "site-manifest.json").is_file() or (path / "data" / "index.json").is_file()
+
+
+def _peek(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4096)
+    except OSError as err:
+        raise BadInput(path, f"cannot read: {err.strerror}") from None
+
+
+def classify(raw: str | Path) -> Input:
+    """The :class:`Input` for one PATH.
+
+    Raises:
+        BadInput: the path does not exist, is a link, or is a file that is neither an ATIF
+            trajectory nor an ARIA transcript (JSON).
+    """
+    path = Path(raw)
+    if path.is_symlink():
+        raise BadInput(path, "is a link: name the folder or file it points to")
+    if path.is_dir():
+        if _is_site(path):
+            return Input("site", path)
+        if (path / "run.json").is_file() or any(
+                (child / "run.json").is_file() for child in _subfolders(path)):
+            return Input("runs", path)
+        return Input("harbor", path)
+    if not path.is_file():
+        raise BadInput(path, "not found")
+    head = _peek(path)
+    if path.suffix != ".json" or not head.lstrip().startswith(b"{"):
+        raise BadInput(path, "not a folder of runs, a Harbor job or trial, an ATIF trajectory (.json) "
+                             "or an ARIA transcript (.json)")
+    return Input("harbor" if b'"schema_version"' in head and b"ATIF" in head else "episodes", path)
+
+
+def _subfolders(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+
+
+def run_folders(item: Input) -> list[Path]:
+    """The run folders of a ``runs`` input (itself, or its sub-folders holding run.json)."""
+    if (item.path / "run.json").is_file():
+        return [item.path]
+    return [p for p in _subfolders(item.path) if (p / "run.json").is_file() and not (p / "run.json").is_symlink()]
+
+
+def key_of(path: Path) -> tuple:
+    """The change key of ``path`` (a file or a folder; see the module); links are not followed
+    and unreadable entries are left out."""
+    path = Path(path)
+    if path.is_file():
+        stat = path.stat()
+        return ((path.name, stat.st_size, stat.st_mtime_ns, stat.st_ino),)
+    entries = []
+    for folder, dirs, files in os.walk(path, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            try:
+                stat = os.lstat(full)
+            except OSError:
+                continue
+            if os.path.islink(full):
+                continue
+            entries.append((os.path.relpath(full, path), stat.st_size, stat.st_mtime_ns, stat.st_ino))
+            if len(entries) >= MAX_FILES:
+                return tuple(entries)
+    return tuple(entries)

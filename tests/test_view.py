@@ -1,0 +1,162 @@
+"""``alertforge view``: the real command serving a watched folder of runs on 127.0.0.1, with
+real Chromium. A run copied into the folder appears in the open home page, and a step added
+to a run being recorded appears in its open run view, with no reload and the reader's place
+kept. Waits are generous and nothing asserts on time (speed lives in bench/view.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from contract.files import write_json
+
+pytestmark = pytest.mark.browser
+
+WAIT_MS = 90_000
+
+
+@pytest.fixture
+def viewer(tmp_path):
+    """Start ``alertforge view <tmp>/watched --port 0``; yields (watched folder, base URL)."""
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    processes = []
+
+    def start(*paths: Path, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+        env = {**os.environ, "ALERTFORGE_VIEW_CACHE": str(tmp_path / "cache")}
+        process = subprocess.Popen([sys.executable, "-m", "alertforge.cli", "view", *map(str, paths or [watched]),
+                                    "--port", "0", "--interval", "0.5", *extra],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        processes.append(process)
+        line = process.stdout.readline()
+        found = re.search(r"at (http://127\.0\.0\.1:\d+/)", line)
+        assert found, (line, process.stderr.read() if process.poll() is not None else "")
+        return process, found.group(1)
+
+    yield watched, start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _growing_copy(run: Path, into: Path, steps: int) -> Path:
+    """A copy of ``run`` as it stood after its first ``steps`` steps, still being recorded."""
+    target = into / run.name
+    shutil.copytree(run, target)
+    trajectory = json.loads((run / "trajectory.json").read_text())
+    summary = json.loads((run / "run.json").read_text())
+    trajectory["steps"] = trajectory["steps"][:steps]
+    summary.update(steps=steps, status="running", finished_at=None)
+    write_json(target / "trajectory.json", trajectory)
+    write_json(target / "run.json", summary)
+    return target
+
+
+def test_a_copied_run_and_a_new_step_appear_in_open_pages(viewer, reference_runs, page):
+    watched, start = viewer
+    first, second = sorted(reference_runs.items())[:2]
+    (_, oracle), (_, other) = first, second
+    growing = _growing_copy(oracle, watched, 3)
+    _, url = start()
+    page.goto(url)
+    page.wait_for_selector(f"#runs-table tr[data-run-id='{growing.name}']", timeout=WAIT_MS)
+    page.wait_for_selector("#live-status[data-generation]", timeout=WAIT_MS)
+    page.evaluate("window.__kept = 1")
+    assert page.locator("#runs-table tr[data-run-id]").count() == 1
+
+    shutil.copytree(other, watched / other.name)
+    page.wait_for_selector(f"#runs-table tr[data-run-id='{other.name}']", timeout=WAIT_MS)
+    assert page.evaluate("window.__kept") == 1  # drawn in place, not reloaded
+    assert page.locator("#runs-table tr[data-run-id]").count() == 2
+
+    page.goto(f"{url}run.html?run={growing.name}&step=1")
+    page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
+    page.wait_for_selector("#live-status[data-generation]", timeout=WAIT_MS)
+    assert page.inner_text("#step-count") == "2"
+    page.evaluate("window.__kept = 1")
+    full = json.loads((oracle / "trajectory.json").read_text())
+    write_json(growing / "trajectory.json", full)
+    write_json(growing / "run.json", json.loads((oracle / "run.json").read_text()))
+    last = str(len(full["steps"]) - 1)
+    page.wait_for_function("(last) => document.getElementById('step-count').textContent === last", arg=last,
+                           timeout=WAIT_MS)
+    assert page.evaluate("window.__kept") == 1
+    assert page.inner_text("#step-index") == "1"  # the reader's place is kept
+    assert page.locator("#timeline button").count() == len(full["steps"])
+    assert page.page_errors == []
+
+
+def test_an_exported_site_asks_once_and_stops(tmp_path, reference_runs, page):
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+
+    run = next(iter(reference_runs.values()))
+    export_site([run], tmp_path / "site")
+    assert json.loads((tmp_path / "site" / "data" / "live.json").read_bytes()) == {"live": False}
+    server, url = serve_in_background(tmp_path / "site", port=0, host="127.0.0.1")
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if "live.json" in request.url else None)
+    messages = []
+    page.on("console", lambda message: messages.append(message.text) if message.type == "error" else None)
+    try:
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        page.wait_for_timeout(2500)
+        assert len(asked) == 1 and page.locator("#live-status").count() == 0
+        assert messages == [] and page.page_errors == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_view_refuses_what_it_cannot_read_and_says_why(tmp_path):
+    site = tmp_path / "site"
+    (site / "data").mkdir(parents=True)
+    (site / "data" / "index.json").write_text("{}")
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "link").symlink_to(tmp_path / "notes.txt")
+    for args, word in (([str(tmp_path / "missing")], "not found"), ([str(tmp_path / "notes.txt")], "not a folder"),
+                       ([str(tmp_path / "link")], "is a link"), ([str(site), str(tmp_path)], "viewed alone")):
+        out = subprocess.run([sys.executable, "-m", "alertforge.cli", "view", *args, "--port", "0"],
+                             check=False, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and word in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+
+
+def test_a_harbor_job_is_imported_into_the_cache_and_never_written(viewer, page, tmp_path):
+    job = Path(__file__).parent / "fixtures" / "harbor-job"
+    before = sorted((p.relative_to(job), p.stat().st_mtime_ns) for p in job.rglob("*"))
+    _, start = viewer
+    process, url = start(job, extra=("--no-regrade",))
+    page.goto(url)
+    page.wait_for_selector("#runs-table tr[data-run-id]", timeout=WAIT_MS)
+    assert sorted((p.relative_to(job), p.stat().st_mtime_ns) for p in job.rglob("*")) == before
+    assert any((tmp_path / "cache").rglob("harbor-import.json"))
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    assert process.poll() is None  # still serving
+
+
+def test_demo_and_view_refuse_a_taken_port_before_doing_anything(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = str(busy.getsockname()[1])
+        runs = tmp_path / "runs"
+        for args in (["demo", "--port", port, "--runs", str(runs), "--out", str(tmp_path / "site")],
+                     ["view", str(tmp_path), "--port", port]):
+            out = subprocess.run([sys.executable, "-m", "alertforge.cli", *args], check=False,
+                                 capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "ALERTFORGE_VIEW_CACHE": str(tmp_path / "cache")})
+            assert out.returncode == 2 and port in out.stderr and "taken" in out.stderr, (args, out.stderr)
+            assert not runs.exists() or not any(runs.iterdir())
