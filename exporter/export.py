@@ -298,7 +298,6 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], task_d
     index = _checked(SiteIndex, index_document(summaries, tasks))
     files["data/index.json"] = _json_bytes(index)
     files["data/aliases.json"] = _json_bytes(aliases_document(runs, [s["run_id"] for s in summaries]))
-    files["data/live.json"] = _json_bytes({"live": False})  # `alertforge view` answers it live
     run_shards = shard_rows(summaries)
     for number, shard in enumerate(run_shards):
         files[f"data/runs-index/{number}.json"] = _json_bytes(shard)

@@ -90,7 +90,6 @@ def test_export_writes_the_contract_files(exported):
         "data/aliases.json",
         "data/home.json",
         "data/index.json",
-        "data/live.json",
         *[f"data/run-heads/{run_id}.json" for run_id in RUN_IDS],
         *[f"data/runs/{run_id}.json" for run_id in RUN_IDS],
         "data/task-inputs/fixture-checkout.json",

@@ -94,23 +94,24 @@ def test_a_copied_run_and_a_new_step_appear_in_open_pages(viewer, reference_runs
     assert page.page_errors == []
 
 
-def test_an_exported_site_asks_once_and_stops(tmp_path, reference_runs, page):
+def test_an_exported_site_on_a_static_host_asks_nothing(tmp_path, reference_runs, page):
     from exporter.export import export_site
     from exporter.serve import serve_in_background
 
     run = next(iter(reference_runs.values()))
     export_site([run], tmp_path / "site")
-    assert json.loads((tmp_path / "site" / "data" / "live.json").read_bytes()) == {"live": False}
+    assert not (tmp_path / "site" / "data" / "live.json").exists()
     server, url = serve_in_background(tmp_path / "site", port=0, host="127.0.0.1")
     asked = []
-    page.on("request", lambda request: asked.append(request.url) if "live.json" in request.url else None)
+    page.on("request", lambda request: asked.append(request.url) if "live" in request.url else None)
     messages = []
     page.on("console", lambda message: messages.append(message.text) if message.type == "error" else None)
     try:
-        page.goto(url)
-        page.wait_for_selector("body[data-ready='1']")
-        page.wait_for_timeout(2500)
-        assert len(asked) == 1 and page.locator("#live-status").count() == 0
+        for address in (url, f"{url}run.html?run={run.name}"):
+            page.goto(address)
+            page.wait_for_selector("body[data-ready='1']")
+            page.wait_for_timeout(1500)
+            assert asked == [] and page.locator("#live-status").count() == 0
         assert messages == [] and page.page_errors == []
     finally:
         server.shutdown()

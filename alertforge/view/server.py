@@ -1,8 +1,9 @@
 """The front half of ``alertforge view``: the site server, answering at once.
 
 It serves the cache's site as ``alertforge serve`` does (:class:`exporter.serve.SiteRequestHandler`:
-gzip, ETags, no-cache revalidation), plus ``data/live.json`` from the live site's state (an
-exported site holds ``{"live": false}`` there, so pages on a static host stop asking), and,
+gzip, ETags, no-cache revalidation), with a ``Server-Timing: alertforge-live`` header on every
+answer and ``data/live.json`` answered from the live site's state (a page polls it only when
+its navigation carried that header, so on a static host it asks nothing), and,
 until the first export is in, a small page that says what is being read and looks again
 every second.
 """
@@ -23,12 +24,20 @@ from alertforge.view.live import LiveSite
 from exporter.serve import QuietThreadingHTTPServer, SiteRequestHandler
 
 LIVE_PATH = "/data/live.json"
+LIVE_TIMING = 'alertforge-live;desc="alertforge view"'
+"""The Server-Timing entry that tells a page it is served live (site/static/js/lib/live.js)."""
 
 
 class LiveRequestHandler(SiteRequestHandler):
     """:class:`SiteRequestHandler` over a :class:`LiveSite` (set as ``live`` on a subclass)."""
 
     live: ClassVar[LiveSite]
+
+    def end_headers(self) -> None:
+        """Every answer says the site is live (pages read it from their navigation's
+        ``serverTiming``, so a static host's pages never ask)."""
+        self.send_header("Server-Timing", LIVE_TIMING)
+        super().end_headers()
 
     def _route(self) -> str:
         return self.path.split("?", 1)[0].split("#", 1)[0]

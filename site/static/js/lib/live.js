@@ -1,7 +1,8 @@
-// Live updates under `alertforge view` (alertforge/view/): the server answers data/live.json with
-// {live: true, generation, phase, runs, found, changed[], problems{}} and raises generation each time
-// it exports the site again. An exported site holds {live: false} there, so on a static host a page
-// asks once and stops; in the single exported file (data inlined) and on file:// it never asks.
+// Live updates under `alertforge view` (alertforge/view/): its server sends every answer with
+// `Server-Timing: alertforge-live` and answers data/live.json with {live: true, generation, phase,
+// runs, found, changed[], problems{}}, raising generation each time it exports the site again. A page
+// polls only when its own navigation carried that header: on a static host, in the single exported
+// file and on file:// it asks nothing.
 //
 // watchLive(onChange) polls while live; when generation moves, onChange(info) is awaited (the page
 // re-reads its data and redraws in place). A status line (#live-status, role=status) says what the
@@ -41,9 +42,17 @@ async function fetchInfo() {
   }
 }
 
+/** Whether this page was served by `alertforge view` (its navigation's Server-Timing names it). */
+export function servedLive() {
+  if (location.protocol === "file:" || document.getElementById("site-data")) return false;
+  const navigation = performance.getEntriesByType("navigation")[0];
+  return Boolean(navigation && Array.isArray(navigation.serverTiming)
+    && navigation.serverTiming.some((entry) => entry.name === "alertforge-live"));
+}
+
 /** Poll data/live.json while the server is live; await onChange(info) when the site was exported again. */
 export function watchLive(onChange) {
-  if (location.protocol === "file:" || document.getElementById("site-data")) return;
+  if (!servedLive()) return;
   let seen = null;
   let busy = false;
   const tick = async () => {

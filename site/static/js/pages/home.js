@@ -21,6 +21,7 @@ import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
 import { readParams, writeParams } from "../lib/params.js";
 import { crc32 } from "../lib/crc32.js";
 import { installAttemptsMore } from "../components/attempts.js";
+import { watchLive } from "../lib/live.js";
 
 const ROW_HEIGHT = 37;
 const OVERSCAN = 12;
@@ -405,7 +406,7 @@ async function refreshHome() {
 async function main() {
   installLeaderboardToggle();
   installAttemptsMore();
-  import("../lib/live.js").then((live) => live.watchLive(refreshHome));
+  watchLive(refreshHome);
   if (!document.getElementById("runs-table")) return;
   installSearch();
   if (!(await startTable())) return;

@@ -43,6 +43,7 @@ import { renderStepAtif } from "../components/atif-parts.js";
 import { renderTrialPanel } from "../components/trial-panel.js";
 import { pageQuery } from "../lib/params.js";
 import { mountEpisodeBoard, mountEpisodeView } from "../components/episode.js";
+import { watchLive } from "../lib/live.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page's first bundle holds
 // only the above, so fewer files stand between the navigation and the first step). The episode
@@ -324,7 +325,7 @@ async function showWhole(modules) {
   view.dataset.loaded = "all";
   document.body.dataset.ready = "1";
   state.modules = modules;
-  import("../lib/live.js").then((live) => live.watchLive(refreshRun));
+  watchLive(refreshRun);
 }
 
 /**
