@@ -87,3 +87,9 @@ def markdown_code(text: str) -> str:
     marks = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") or not flat else ""
     return f"{marks}{pad}{flat}{pad}{marks}"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``"1 run"``, ``"2 runs"``: ``count`` and ``noun`` agreeing (``plural`` when it is not
+    ``noun + "s"``); thousands separated."""
+    return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"

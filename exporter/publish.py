@@ -248,8 +248,9 @@ def publish_site(site_dir: Path, space: str, *, dry_run: bool = False, redactor:
     """Publish the built site in ``site_dir`` to the static Space ``space`` (``ORG/NAME``).
 
     The site is staged in a temporary folder (redacted with ``redactor``), every file listed
-    with its size through ``out``, and ``listing.json`` written into ``site_dir`` and the
-    stage. A dry run stops there; otherwise the stage is uploaded (:func:`upload`). A site
+    with its size through ``out``. A dry run stops there, having written nothing outside its
+    temporary stage; otherwise ``listing.json`` is written into the stage and ``site_dir`` and
+    the stage is uploaded (:func:`upload`). A site
     with media files is published only ``with_media`` (see :func:`stage_site`).
 
     Returns:
@@ -281,11 +282,11 @@ def publish_site(site_dir: Path, space: str, *, dry_run: bool = False, redactor:
             raise PublishRefused(entry["path"], f"{entry['bytes']:,d} bytes, over the 10 MB limit "
                                  f"({MAX_FILE_BYTES:,d} bytes) for a file in a Space; nothing uploaded")
         data = dump_json(manifest)
-        write_atomic(site_dir / LISTING, data)
         write_atomic(stage / LISTING, data)
-        if dry_run:
-            out(f"dry run: nothing uploaded to {space}; manifest in {site_dir / LISTING}")
+        if dry_run:  # writes nothing anywhere: the listing above is the whole answer
+            out(f"dry run: nothing uploaded to {space} and nothing written")
         else:
+            write_atomic(site_dir / LISTING, data)
             upload(stage, space)
             out(f"uploaded {len(manifest['files'])} files to https://huggingface.co/spaces/{space}")
     return manifest

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from contract.errors import BadInput
 from contract.files import dump_json, read_json
+from contract.text import counted
 from grader.grade import DEFAULT_GRADER, grade
 from grader.score import case_role
 from recorder import delivery
@@ -300,4 +301,4 @@ def summary(rows: list[GateRow], seconds: float) -> str:
     failed = sum(r.ok is False for r in rows)
     na = sum(r.ok is None for r in rows)
     return (f"gate: {held} of {held + failed} hold, {failed} fail, {na} n/a on "
-            f"{len({r.task for r in rows})} tasks in {seconds:.1f} s")
+            f"{counted(len({r.task for r in rows}), 'task')} in {seconds:.1f} s")

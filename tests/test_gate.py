@@ -47,7 +47,7 @@ def test_gate_cli_runs_a_subset_and_prints_counts_and_time():
     out = _cli("--only", TASK.name, "--cases", "oracle,nop", "-j", "1")
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("  ok") == 2
-    assert "gate: 2 of 2 hold, 0 fail, 0 n/a on 1 tasks in " in out.stdout
+    assert "gate: 2 of 2 hold, 0 fail, 0 n/a on 1 task in " in out.stdout
 
 
 def test_gate_cli_refuses_an_unknown_case_or_task():

@@ -283,7 +283,7 @@ def test_gate_marks_cases_that_do_not_apply_as_na():
             GateRow("t", "partial", "reward 0.5000", "0.1 <= reward <= 0.4", False)]
     table = format_table(rows).splitlines()
     assert table[0].endswith("  ok") and table[1].endswith("  n/a") and table[2].endswith("  FAIL")
-    assert summary(rows, 1.25) == "gate: 1 of 2 hold, 1 fail, 1 n/a on 1 tasks in 1.2 s"
+    assert summary(rows, 1.25) == "gate: 1 of 2 hold, 1 fail, 1 n/a on 1 task in 1.2 s"
 
 
 def test_demo_shows_three_adversaries_that_apply(tmp_path):

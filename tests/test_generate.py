@@ -30,6 +30,7 @@ def test_a_master_seed_gives_a_fresh_reproducible_set_of_any_size(tmp_path):
     assert len(first) == 6 and [_files(p) for p in first] == [_files(p) for p in second]
     bundled = {p.name for p in task_dirs(TASKS_DIR)}
     assert not bundled & {p.name for p in first}
+    assert all(p.name.startswith("af-m7-") for p in first)  # no short id (af-001) shared either
     rows = [json.loads(line) for line in (tmp_path / "a" / "manifest.jsonl").read_text().splitlines()]
     assert sorted((r["workflow"], r["tier"]) for r in rows) == sorted(
         (w, t) for w in ("slo-onboarding", "latency-slo") for t in ("easy", "medium", "hard"))

@@ -100,16 +100,20 @@ def test_export_redact_masks_every_secret_in_every_file(tmp_path, runs_with_secr
     assert run["steps"][2]["tool"]["arguments"]["path"] == "rules/a.yml"
 
 
-def test_dry_run_lists_files_writes_listing_and_uploads_nothing(tmp_path, runs_with_secrets, capsys, monkeypatch):
+def test_dry_run_lists_files_writes_nothing_and_uploads_nothing(tmp_path, runs_with_secrets, capsys, monkeypatch):
     from exporter import publish
 
     monkeypatch.setattr(publish, "upload", lambda *a: pytest.fail("a dry run must not upload"))
     site = tmp_path / "site"
     export_site([runs_with_secrets], site, task_index=fixture_tasks(), redact=False)
     shutil.copy(Path(__file__).parents[1] / "space" / "README.md", site / "README.md")
+    before = sorted((p.relative_to(site), p.stat().st_mtime_ns) for p in site.rglob("*"))
     assert main(["publish", "--space", "org/replay", "--site", str(site), "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    manifest = json.loads((site / LISTING).read_text())
+    assert sorted((p.relative_to(site), p.stat().st_mtime_ns) for p in site.rglob("*")) == before
+    assert not (site / LISTING).exists() and "nothing written" in printed
+    manifest = publish.publish_site(site, "org/replay", dry_run=True, redactor=publish.Redactor(),
+                                    out=lambda line: None)
     paths = [entry["path"] for entry in manifest["files"]]
     assert {"index.html", "run.html", "README.md", "data/index.json", "static/app.css"} <= set(paths)
     assert paths == sorted(paths) and LISTING not in paths

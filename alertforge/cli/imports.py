@@ -8,13 +8,14 @@ import sys
 from pathlib import Path
 
 from alertforge.cli.options import add_engine_option, add_tasks_option, engine, print_engine_summary
+from contract.text import counted
 
 
 def add_import_episodes(sub) -> None:
     """``import-episodes FILE...``: ARIA transcripts into runs."""
     episodes = sub.add_parser("import-episodes",
                               help="recorded action-episode transcripts (ARIA) into runs")
-    episodes.add_argument("files", nargs="+", help="transcript JSON files")
+    episodes.add_argument("files", nargs="+", help="transcript JSON files, or folders of them")
     episodes.add_argument("--out", default="runs")
     episodes.set_defaults(func=import_episodes_command)
 
@@ -24,7 +25,7 @@ def import_episodes_command(args: argparse.Namespace) -> int:
     from recorder.importers.aria_transcripts import import_episodes
 
     dirs = import_episodes(args.files, Path(args.out))
-    print(f"{len(dirs)} episode runs in {args.out}")
+    print(f"{counted(len(dirs), 'episode run')} in {args.out}")
     return 0
 
 
@@ -63,7 +64,7 @@ def import_harbor_command(args: argparse.Namespace) -> int:
                   "error(s), imported anyway; see run.json validation_errors)")
     for item in summary["skipped"]:
         print(f"alertforge: import-harbor: skipped {item['path']}: {item['reason']}", file=sys.stderr)
-    print(f"{summary['trials_in']} trials in: {len(summary['imported'])} runs in {args.out}, "
+    print(f"{counted(summary['trials_in'], 'trial')} in: {counted(len(summary['imported']), 'run')} in {args.out}, "
           f"{len(summary['skipped'])} skipped "
           f"(listed in {out / SUMMARY_FILE})")
     print_engine_summary(chosen)

@@ -21,6 +21,7 @@ from alertforge.cli.options import (
 )
 from contract.errors import BadInput, EndpointFailure, EnvironmentFailure
 from contract.paths import resolve_task, task_dirs
+from contract.text import counted
 
 RESUME_HINTS = {
     EndpointFailure: "the run is kept; run the same command again to resume it",
@@ -151,7 +152,7 @@ def record_reference_command(args: argparse.Namespace) -> int:
     chosen = engine(args)
     dirs = record_reference(tasks, Path(args.out), jobs=args.jobs, mutants=args.mutants,
                             policies=args.policies.split(","), engine=chosen)
-    print(f"{len(dirs)} runs in {args.out}")
+    print(f"{counted(len(dirs), 'run')} in {args.out}")
     print_engine_summary(chosen)
     return 0
 

@@ -16,6 +16,7 @@ from alertforge.cli.options import (
 )
 from contract.errors import BadInput
 from contract.paths import SITE_DIR, SPACE_DIR, task_dirs
+from contract.text import counted
 
 
 def add_export(sub) -> None:
@@ -62,7 +63,8 @@ def export_command(args: argparse.Namespace) -> int:
         masker = redactor(args)
         summary = export_site(runs, Path(args.out), redactor=masker, redact=masker is not None,
                               task_index=index, with_media=args.with_media)
-        print(f"exported {summary.get('runs')} runs of {summary.get('tasks')} tasks into {args.out}")
+        print(f"exported {counted(summary.get('runs') or 0, 'run')} of {counted(summary.get('tasks') or 0, 'task')} "
+              f"into {args.out}")
         for left in summary.get("skipped") or []:
             print(f"alertforge: skipped {left['path']}: {left['reason']}", file=sys.stderr)
         _print_redaction(masker, summary["renamed_ids"])
@@ -70,7 +72,7 @@ def export_command(args: argparse.Namespace) -> int:
         masker = redactor(args)
         summary = export_single_file(runs, Path(args.single_file), redactor=masker, task_index=index,
                                      with_media=args.with_media)
-        print(f"wrote {summary['runs']} runs into {args.single_file} ({summary['bytes']} bytes)")
+        print(f"wrote {counted(summary['runs'], 'run')} into {args.single_file} ({counted(summary['bytes'], 'byte')})")
         _print_redaction(masker, summary.get("renamed_ids", []))
     return 0
 
@@ -192,13 +194,13 @@ def demo_command(args: argparse.Namespace) -> int:
     import_demo_llm_runs(runs_dir)
     if live is None:
         summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=task_index(args))
-        print(f"built {out} from {summary.get('runs')} runs in {time.perf_counter() - started:.1f} s")
+        print(f"built {out} from {counted(summary.get('runs') or 0, 'run')} in {time.perf_counter() - started:.1f} s")
         return 0
     site, server = live
     recorded = site.generation
     while site.generation == recorded or site.status()["phase"] != "ready":
         time.sleep(0.5)  # the export that holds every run
-    print(f"built {out} from {site.runs} runs in {time.perf_counter() - started:.1f} s", flush=True)
+    print(f"built {out} from {counted(site.runs, 'run')} in {time.perf_counter() - started:.1f} s", flush=True)
     try:
         while True:
             time.sleep(3600)

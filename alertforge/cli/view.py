@@ -9,6 +9,7 @@ from pathlib import Path
 
 from alertforge.cli.options import add_tasks_option
 from contract.errors import BadInput
+from contract.text import counted
 
 
 def add_view(sub) -> None:
@@ -74,7 +75,8 @@ def view_command(args: argparse.Namespace) -> int:
             status = live.status()
             now = (status["generation"], status["phase"])
             if now != reported and status["generation"]:
-                print(f"{status['runs']} runs in the site ({status['phase']}, {status['found']} found)", flush=True)
+                print(f"{counted(status['runs'], 'run')} in the site ({status['phase']}, {status['found']} found)",
+                      flush=True)
                 for path, why in status["problems"].items():
                     print(f"  not shown: {path}: {why}", flush=True)
                 reported = now

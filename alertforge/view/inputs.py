@@ -3,7 +3,7 @@ whether what it holds changed since it was last read.
 
 Kinds: ``site`` (an exported site: served as it is), ``runs`` (a run folder, or a folder
 whose sub-folders are run folders: exported in place, never written), ``episodes`` (an ARIA
-transcript file) and ``harbor`` (anything else the Harbor importer takes: a job folder, a
+transcript file, or a folder of them) and ``harbor`` (anything else the Harbor importer takes: a job folder, a
 trial folder, a folder of jobs, an ATIF trajectory file). A key is the sorted
 ``(relative path, size, mtime_ns, inode)`` of every regular file under the path, found
 without following a link; a run is read again only when its key changes.
@@ -58,6 +58,9 @@ def classify(raw: str | Path) -> Input:
         if (path / "run.json").is_file() or any(
                 (child / "run.json").is_file() for child in _subfolders(path)):
             return Input("runs", path)
+        jsons = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+        if jsons and not _subfolders(path) and not _is_atif(_peek(jsons[0])):
+            return Input("episodes", path)  # a folder of ARIA transcripts
         return Input("harbor", path)
     if not path.is_file():
         raise BadInput(path, "not found")
@@ -65,7 +68,11 @@ def classify(raw: str | Path) -> Input:
     if path.suffix != ".json" or not head.lstrip().startswith(b"{"):
         raise BadInput(path, "not a folder of runs, a Harbor job or trial, an ATIF trajectory (.json) "
                              "or an ARIA transcript (.json)")
-    return Input("harbor" if b'"schema_version"' in head and b"ATIF" in head else "episodes", path)
+    return Input("harbor" if _is_atif(head) else "episodes", path)
+
+
+def _is_atif(head: bytes) -> bool:
+    return b'"schema_version"' in head and b"ATIF" in head
 
 
 def _subfolders(path: Path) -> list[Path]:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from contract.processes import worker_pool
+from contract.text import counted as plural_count
 
 
 def counted(fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
@@ -132,7 +133,7 @@ class LocalEngine:
         # the program's own text: past the CLI's escaping layer (alertforge/cli/terminal.py),
         # whose `raw` is the real stderr, so the bar's carriage returns stay carriage returns
         return tqdm(total=total, desc=desc, unit=unit, disable=disable,
-                    postfix=f"{self.name}: {self.workers} workers", file=getattr(sys.stderr, "raw", sys.stderr))
+                    postfix=f"{self.name}: {plural_count(self.workers, 'worker')}", file=getattr(sys.stderr, "raw", sys.stderr))
 
     def summary(self) -> str:
         """``local: 12 grades on 2 workers in 9.1 s, 1.32 grades/s``."""
@@ -146,7 +147,8 @@ def grades_line(name: str, grades: Counter, workers: int, started: float | None,
     total = sum(grades.values())
     seconds = (finished or time.perf_counter()) - started if started else 0.0
     rate = total / seconds if seconds > 0 else 0.0
-    line = f"{name}: {total} grades on {workers} workers in {seconds:.1f} s, {rate:.2f} grades/s"
+    line = (f"{name}: {plural_count(total, 'grade')} on {plural_count(workers, 'worker')} in {seconds:.1f} s, "
+            f"{rate:.2f} grades/s")
     if len(grades) > 1:
         line += " (" + ", ".join(f"{w} {n}" for w, n in sorted(grades.items())) + ")"
     return line

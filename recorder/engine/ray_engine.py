@@ -34,6 +34,7 @@ from typing import Any
 from tqdm import tqdm
 
 from contract.errors import ClusterFailure
+from contract.text import counted as plural_count
 from recorder.engine import ray_worker
 from recorder.engine.local import grades_line
 
@@ -263,7 +264,7 @@ class RayEngine:
         # the program's own text: past the CLI's escaping layer (alertforge/cli/terminal.py),
         # whose `raw` is the real stderr, so the bar's carriage returns stay carriage returns
         return tqdm(total=total, desc=desc, unit=unit, disable=disable,
-                    postfix=f"ray: {self.workers} workers", file=getattr(sys.stderr, "raw", sys.stderr))
+                    postfix=f"ray: {plural_count(self.workers, 'worker')}", file=getattr(sys.stderr, "raw", sys.stderr))
 
     def summary(self) -> str:
         """``ray: 12 grades on 2 workers in 9.1 s, 1.32 grades/s (<worker> 6, <worker> 6)``."""

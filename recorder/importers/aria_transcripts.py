@@ -310,8 +310,25 @@ def build_run(transcript: Transcript, out: Path) -> EpisodeRun:
     return run
 
 
+def transcript_files(paths: list[str | Path]) -> list[Path]:
+    """Each path as given when it is a file; a folder as its ``*.json`` files (top level,
+    regular files, not links; sorted). BadInput for a folder holding none."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir() and not path.is_symlink():
+            found = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file() and not p.is_symlink())
+            if not found:
+                raise BadInput(path, "a folder with no transcript (*.json) in it")
+            files += found
+        else:
+            files.append(path)
+    return files
+
+
 def import_episodes(paths: list[str | Path], out: str | Path = "runs") -> list[Path]:
-    """Import every transcript in ``paths`` into ``out/<run-id>/``; returns the run folders.
+    """Import every transcript in ``paths`` (files, or folders of ``*.json`` transcripts:
+    :func:`transcript_files`) into ``out/<run-id>/``; returns the run folders.
 
     Every file is read and checked before the first write, so bad input writes nothing.
     A transcript already imported (same content) is left as it is; an edited one is a new run
@@ -327,7 +344,7 @@ def import_episodes(paths: list[str | Path], out: str | Path = "runs") -> list[P
     if not paths:
         raise BadInput(out, "no transcript files given")
     runs: dict[str, tuple[EpisodeRun, Transcript]] = {}
-    for raw in paths:
+    for raw in transcript_files(paths):
         transcript = read_transcript(raw)
         run = build_run(transcript, out)
         if run.run_id in runs:

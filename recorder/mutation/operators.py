@@ -115,7 +115,8 @@ def mutants(ctx: Context, operators: list[Operator]) -> tuple[list[Mutant], dict
                     elif not any(same_config(files, m.files) for m in mine):
                         mine.append(Mutant(f"{op.name}@{site}", op.name, site, target, op.families, files))
             except NotApplicable as err:
-                reasons.append(f"{req['id']}: {err}")
+                text = str(err)  # some name their requirement already: never "R1: R1: ..."
+                reasons.append(text if text.startswith(f"{req['id']}") else f"{req['id']}: {text}")
         if not ctx.requirements(*op.kinds):
             reasons.append(f"the task has no {'/'.join(op.kinds)} requirement")
         found += mine

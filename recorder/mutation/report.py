@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from contract.files import write_json
+from contract.text import counted
 from recorder.mutation.analysis import EQUIVALENT, ERROR, KILLED, SURVIVED, TaskResult
 from recorder.mutation.operators import Operator
 
@@ -82,7 +83,7 @@ def format_report(results: list[TaskResult], operators: list[Operator], wall_s: 
     total = totals(results)
     lines += ["", (f"mutation score {_pct(total['score'])}: {total[KILLED]} killed, {total[SURVIVED]} survived, "
               f"{total[EQUIVALENT]} equivalent, {total[ERROR]} grader errors; {total['mutants']} mutants on "
-              f"{len(results)} tasks in {wall_s:.0f} s")]
+              f"{counted(len(results), 'task')} in {wall_s:.0f} s")]
     return "\n".join(lines) + "\n"
 
 

@@ -41,9 +41,12 @@ def private_set(master_seed: int, per_tier: int) -> list[tuple[int, str, str, in
     return rows
 
 
-def task_id(index: int, workflow: str, tier: str, seed: int) -> str:
-    """``af-001-slo-onboarding-easy-s1``: running number, workflow, tier, seed."""
-    return f"af-{index:03d}-{workflow}-{tier}-s{seed}"
+def task_id(index: int, workflow: str, tier: str, seed: int, master_seed: int | None = None) -> str:
+    """``af-001-slo-onboarding-easy-s1``: running number, workflow, tier, seed; a private set's
+    ids carry its master seed (``af-m7-001-...``), so none shares a name or a short id
+    (``af-001``) with the bundled tasks."""
+    prefix = "af" if master_seed is None else f"af-m{master_seed}"
+    return f"{prefix}-{index:03d}-{workflow}-{tier}-s{seed}"
 
 
 def sample_world(tid: str, name: str, tier: str, seed: int) -> World:
@@ -115,7 +118,7 @@ def generate(out: Path, master_seed: int | None = None,
     for index, name, tier, seed in rows:
         if workflows is not None and name not in workflows:
             continue
-        tid, files = _build(index, name, tier, seed, retry=master_seed is not None)
+        tid, files = _build(index, name, tier, seed, master_seed)
         written.append(write_task(out, tid, files))
     everything = sorted(p for p in out.iterdir() if (p / "task.toml").is_file()) if out.is_dir() else []
     harbor.write_corpus_files(out, everything or written)  # registry.json, manifest.jsonl
@@ -126,7 +129,7 @@ RETRIES = 20
 """Seeds tried for one task of a private set before giving up (see :func:`_build`)."""
 
 
-def _build(index: int, name: str, tier: str, seed: int, retry: bool) -> tuple[str, dict[str, bytes]]:
+def _build(index: int, name: str, tier: str, seed: int, master_seed: int | None) -> tuple[str, dict[str, bytes]]:
     """One task's id and files. A private set's seed that admits no safe check time (a
     :class:`CatalogError`: some scenario lands too close to a crossing) is replaced by the
     next derived seed, deterministically; the task id names the seed used.
@@ -134,8 +137,9 @@ def _build(index: int, name: str, tier: str, seed: int, retry: bool) -> tuple[st
     Raises:
         CatalogError: a bundled seed fails, or :data:`RETRIES` derived seeds all do.
     """
+    retry = master_seed is not None
     for attempt in range(RETRIES if retry else 1):
-        tid = task_id(index, name, tier, seed)
+        tid = task_id(index, name, tier, seed, master_seed)
         try:
             return tid, task_files(sample_world(tid, name, tier, seed))
         except CatalogError:
