@@ -13,6 +13,7 @@ import importlib.metadata
 import json
 import shutil
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -363,3 +364,25 @@ def test_http_reset_refuses_bad_arguments_with_422_and_an_oversized_body_with_41
     assert response.status == 413 and "request body over" in json.loads(response.read())["detail"]
     conn.close()
     assert _post(server_url + "/reset", {"seed": 7, **FRESH})["observation"]["task_id"]
+
+
+def test_sessions_are_bounded_and_an_idle_one_is_closed(tmp_path):
+    """``--max-sessions 1 --session-idle-timeout 1``: a second MCP session is refused while
+    the first is open, with the capacity in the answer; once the first sits unused past the
+    timeout the server closes it (openenv's reaper looks every 5 s) and a new one opens."""
+    from openenv_helpers import free_port, running
+
+    port = free_port()
+    command = [sys.executable, "-m", "alertforge.cli", "serve-openenv", "--port", str(port),
+               "--state-dir", str(tmp_path / "state"), "--max-sessions", "1", "--session-idle-timeout", "1"]
+    with running(command, port) as url:
+        create = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
+        first = _post(url + "/mcp", create)
+        assert first["result"]["session_id"]
+        refused = _post(url + "/mcp", create)
+        assert refused["error"]["data"] == {"active_sessions": 1, "max_sessions": 1}, refused
+        deadline = time.monotonic() + 60
+        while "result" not in (again := _post(url + "/mcp", create)):
+            assert time.monotonic() < deadline, again
+            time.sleep(1)
+        assert again["result"]["session_id"] != first["result"]["session_id"]

@@ -167,6 +167,9 @@ def add_serve_openenv(sub) -> None:
                            "(default: $XDG_STATE_HOME/alertforge/openenv)")
     serve_env.add_argument("--web", action="store_true",
                            help="also serve the web interface on /web/ (ENABLE_WEB_INTERFACE=true)")
+    from recorder.environments.openenv_server.app import add_limit_options
+
+    add_limit_options(serve_env)
     serve_env.set_defaults(func=serve_openenv_command)
 
 
@@ -178,7 +181,8 @@ def serve_openenv_command(args: argparse.Namespace) -> int:
 
     if args.web:
         os.environ[WEB_ENV] = "true"
-    serve(args.host, args.port, args.tasks, args.state_dir)
+    serve(args.host, args.port, args.tasks, args.state_dir, max_sessions=args.max_sessions,
+          idle_s=args.session_idle_timeout or None)
     return 0
 
 

@@ -22,6 +22,13 @@ import sys
 from pathlib import Path
 
 MAX_SESSIONS = 4
+"""Environments open at once by default (``--max-sessions``): each holds a private copy of a
+task's repo and grades through promtool and amtool; a session past it is refused, with
+openenv's capacity error, until one ends."""
+SESSION_IDLE_S = 600.0
+"""Seconds a session may sit unused before the server closes it (``--session-idle-timeout``;
+openenv's idle reaper, which looks every max(timeout / 4, 5) s): a client that never closes
+its MCP session cannot hold a slot for good."""
 WEB_ENV = "ENABLE_WEB_INTERFACE"
 
 
@@ -30,10 +37,13 @@ def web_enabled() -> bool:
     return os.environ.get(WEB_ENV, "").lower() in ("true", "1", "yes")
 
 
-def build_app(tasks_dir: str | Path | None = None, state_dir: str | Path | None = None):
+def build_app(tasks_dir: str | Path | None = None, state_dir: str | Path | None = None, *,
+              max_sessions: int = MAX_SESSIONS, idle_s: float | None = SESSION_IDLE_S):
     """The FastAPI app serving the bundled tasks under ``tasks_dir`` (default: tasks/) and
-    fresh tasks cached under ``state_dir`` (default: fresh_tasks.default_state_dir())."""
+    fresh tasks cached under ``state_dir`` (default: fresh_tasks.default_state_dir()), at most
+    ``max_sessions`` at once, each closed after ``idle_s`` seconds unused (None: never)."""
     from openenv.core.env_server.http_server import create_app
+    from openenv.core.env_server.types import ConcurrencyConfig
 
     from recorder.environments.openenv_server.environment import (
         AlertForgeAction,
@@ -43,8 +53,9 @@ def build_app(tasks_dir: str | Path | None = None, state_dir: str | Path | None 
     )
 
     factory = functools.partial(AlertForgeEnvironment, tasks_dir, state_dir)
+    limits = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_s)
     app = create_app(factory, AlertForgeAction, AlertForgeObservation, env_name="alertforge",
-                     max_concurrent_envs=MAX_SESSIONS, state_cls=AlertForgeState,
+                     concurrency_config=limits, state_cls=AlertForgeState,
                      title_override="3amBench alerting tasks")
     _guard(app)
     return app
@@ -77,12 +88,18 @@ def _guard(app) -> None:
 
 
 def serve(host: str = "127.0.0.1", port: int = 8001, tasks_dir: str | Path | None = None,
-          state_dir: str | Path | None = None) -> None:
-    """Serve until interrupted (prints the URL once the app is built).
+          state_dir: str | Path | None = None, *, max_sessions: int = MAX_SESSIONS,
+          idle_s: float | None = SESSION_IDLE_S) -> None:
+    """Serve until interrupted (prints the URL once the app is built); ``max_sessions`` and
+    ``idle_s`` as :func:`build_app`.
 
     Raises:
-        BadInput: ``tasks_dir`` holds no task folder.
+        BadInput: ``tasks_dir`` holds no task folder, or a limit is not positive.
     """
+    from contract.errors import BadInput
+
+    if max_sessions < 1 or (idle_s is not None and idle_s <= 0):
+        raise BadInput("--max-sessions/--session-idle-timeout", "must be positive")
     if not web_enabled() and "gradio" not in sys.modules:
         sys.modules["gradio"] = None  # openenv then skips its web interface module
     import uvicorn
@@ -90,10 +107,18 @@ def serve(host: str = "127.0.0.1", port: int = 8001, tasks_dir: str | Path | Non
     from recorder.environments.openenv_server.environment import AlertForgeEnvironment
 
     AlertForgeEnvironment(tasks_dir, state_dir).close()  # BadInput now, not on the first session
-    app = build_app(tasks_dir, state_dir)
+    app = build_app(tasks_dir, state_dir, max_sessions=max_sessions, idle_s=idle_s)
     web = f" (web interface on http://{host}:{port}/web/)" if web_enabled() else ""
     print(f"OpenEnv server for alertforge tasks on http://{host}:{port}{web}", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def add_limit_options(parser) -> None:
+    """``--max-sessions`` and ``--session-idle-timeout`` (shared with ``alertforge serve-openenv``)."""
+    parser.add_argument("--max-sessions", type=int, default=MAX_SESSIONS,
+                        help=f"environments open at once (default {MAX_SESSIONS}); more are refused until one ends")
+    parser.add_argument("--session-idle-timeout", type=float, default=SESSION_IDLE_S, metavar="SECONDS",
+                        help=f"close a session unused this long (default {SESSION_IDLE_S:.0f}; 0: never)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", help="bundled tasks folder (default: tasks/)")
     parser.add_argument("--state-dir", help="fresh-task cache and held-out master seed "
                         "(default: $XDG_STATE_HOME/alertforge/openenv)")
+    add_limit_options(parser)
     args = parser.parse_args(argv)
-    serve(args.host, args.port, args.tasks, args.state_dir)
+    serve(args.host, args.port, args.tasks, args.state_dir, max_sessions=args.max_sessions,
+          idle_s=args.session_idle_timeout or None)
     return 0
 
 
