@@ -9,6 +9,7 @@ the character instead.
 
 from __future__ import annotations
 
+import os
 import re
 
 
@@ -93,3 +94,18 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``"1 run"``, ``"2 runs"``: ``count`` and ``noun`` agreeing (``plural`` when it is not
     ``noun + "s"``); thousands separated."""
     return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
+
+
+def utf8_name(name: str) -> bool:
+    """Whether a file name (as Python decodes it from the system, bytes that are not UTF-8
+    kept as surrogates) is valid UTF-8, so it can be written into a JSON file."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A file name safe to write anywhere: bytes that are not UTF-8 as ``\\xNN``."""
+    return name if utf8_name(name) else os.fsencode(name).decode("utf-8", "backslashreplace")

@@ -397,3 +397,29 @@ def test_copied_context_of_a_continuation_file_is_shown_but_not_replayed_twice(t
         False, False, False, True, True, False]
     edits = [e for s in doc["steps"] for e in (s.get("extra") or {}).get("edits", [])]
     assert [e["content"] for e in edits] == ["a\n", "a\na2\n", "a\na2\nb\n"]
+
+
+def test_a_continuation_is_validated_as_its_own_file_and_no_reader_key_leaks(tmp_path):
+    """Each file of a continued trajectory restarts its step ids (ATIF): no false "step_id is
+    not sequential"; a bare file whose continuation is missing says so in the notes, and no
+    key of the reader's own (``_import_notes``) reaches the validation errors or the run."""
+    head = {"schema_version": "ATIF-v1.5", "session_id": "s", "agent": {"name": "a", "version": "1"},
+            "continued_trajectory_ref": "trajectory.cont-1.json",
+            "steps": [{"step_id": 1, "source": "user", "message": "go"}]}
+    cont = {"schema_version": "ATIF-v1.5", "session_id": "s", "agent": {"name": "a", "version": "1"},
+            "steps": [{"step_id": 1, "source": "user", "message": "go on"}]}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "trajectory.json").write_text(json.dumps(head))
+    (folder / "trajectory.cont-1.json").write_text(json.dumps(cont))
+    summary = import_harbor([folder / "trajectory.json"], tmp_path / "runs")
+    row = summary["imported"][0]
+    assert row["validation_errors"] == 0, read_json(tmp_path / "runs" / row["run_id"] / "run.json")
+    (folder / "trajectory.cont-1.json").unlink()
+    (folder / "bare.json").write_text(json.dumps(head))
+    summary = import_harbor([folder / "bare.json"], tmp_path / "runs2")
+    run = read_json(tmp_path / "runs2" / summary["imported"][0]["run_id"] / "run.json")
+    text = json.dumps(run) + (tmp_path / "runs2" / summary["imported"][0]["run_id"] / "trajectory.json").read_text()
+    assert "_import_notes" not in text and "_validation_errors" not in text
+    assert any("trajectory.cont-1.json" in note and "not followed" in note for note in run["notes"]), run["notes"]
+    assert not run.get("validation_errors")

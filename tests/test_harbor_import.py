@@ -294,3 +294,36 @@ def test_the_line_printed_per_run_says_in_words_how_it_was_replayed_and_rewarded
     row.update(replay="terminal-only", lossy_steps=0, harbor_reward=None, regrade_reward=None, multi_step=[])
     assert run_line(row) == ("harbor__job__t1: not replayed (no steps to replay): rewards only; "
                              "Harbor's verifier reward none, not re-graded here")
+
+
+def test_several_named_rewards_without_reward_give_the_first_as_harbor_view_does():
+    from alertforge.cli.imports import run_line
+    from recorder.importers.harbor.trials import harbor_reward, harbor_reward_key
+
+    named = {"accuracy": 0.5, "style": 1, "passed": True}
+    assert harbor_reward_key(named) == "accuracy" and harbor_reward(named) == 0.5
+    assert harbor_reward_key({"note": "x", "reward": 0.25, "b": 1}) == "reward"
+    assert harbor_reward({"flag": True, "n": "1"}) is None and harbor_reward(None) is None
+    row = {"run_id": "r", "replay": "exact", "lossy_steps": 0, "harbor_reward": 0.5,
+           "harbor_reward_key": "accuracy", "rewards": named, "regrade_reward": None, "multi_step": []}
+    assert "Harbor's verifier reward 0.5000 (accuracy, the first of 3 named rewards)" in run_line(row)
+
+
+def test_a_trial_named_in_bytes_that_are_not_utf8_is_skipped_and_a_broken_result_noted(tmp_path):
+    import os
+
+    job = tmp_path / "job"
+    shutil.copytree(JOB, job)
+    trials = sorted(p for p in job.iterdir() if p.is_dir())
+    os.rename(trials[0], os.path.join(os.fsencode(job), b"bad\xffname"))
+    (trials[1] / "result.json").write_text('{"trial_name": ')
+    done = subprocess.run([sys.executable, "-m", "alertforge.cli", "import-harbor", str(job), "--out",
+                           str(tmp_path / "runs")], check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "bad\\xffname: its name is not UTF-8" in done.stderr
+    assert "imported without the trial's result" in done.stderr
+    summary = read_json(tmp_path / "runs" / SUMMARY_FILE)
+    assert any(item["path"].endswith("bad\\xffname") for item in summary["skipped"])
+    row = next(r for r in summary["imported"] if r["path"] == str(trials[1]))
+    notes = read_json(tmp_path / "runs" / row["run_id"] / "run.json")["notes"]
+    assert any(note.startswith("result.json is not valid JSON") for note in notes), notes

@@ -53,6 +53,8 @@ def import_harbor_command(args: argparse.Namespace) -> int:
         print(run_line(row))
         if row.get("task_note"):
             _warn(row["path"], row["task_note"])
+        if row.get("result_problem"):
+            _warn(row["path"], f"{row['result_problem']}: imported without the trial's result (see run.json notes)")
         if row.get("exception"):
             _warn(row["path"], f"the trial recorded {row['exception']} (see run.json harbor.exception)")
         if row.get("failed_artifacts"):
@@ -93,7 +95,10 @@ def run_line(row: dict) -> str:
     regrade = row.get("regrade_reward")
     ours = f"re-graded here {_reward(regrade)}" if regrade is not None else "not re-graded here"
     steps = f"; trial steps {', '.join(row['multi_step'])}" if row.get("multi_step") else ""
-    return f"{row['run_id']}: {how}; Harbor's verifier reward {_reward(row.get('harbor_reward'))}, {ours}{steps}"
+    key, named = row.get("harbor_reward_key"), len(row.get("rewards") or {})
+    which = f" ({key}, the first of {named} named rewards)" if key not in (None, "reward") and named > 1 else ""
+    return (f"{row['run_id']}: {how}; Harbor's verifier reward {_reward(row.get('harbor_reward'))}{which}, "
+            f"{ours}{steps}")
 
 
 def _terminal_reason(out: Path, row: dict) -> str:

@@ -37,7 +37,13 @@ from recorder.importers.harbor.replay import Replayed, replay_steps
 from recorder.importers.harbor.subagents import nest
 from recorder.importers.harbor.task_match import TaskIndex, TaskMatch
 from recorder.importers.harbor.token_totals import token_totals
-from recorder.importers.harbor.trials import Trial, find_trials, harbor_reward, read_trial
+from recorder.importers.harbor.trials import (
+    Trial,
+    find_trials,
+    harbor_reward,
+    harbor_reward_key,
+    read_trial,
+)
 from recorder.run_store import RunStore, make_identity, new_summary
 
 SUMMARY_FILE = "harbor-import.json"
@@ -263,7 +269,8 @@ def _summary(store: RunStore, trial: Trial, source: str, agent: AgentFacts, task
         harbor={"job": trial.job, "trial": trial.name, "path": str(trial.path),
                 "trajectory": str(trial.trajectory_path) if trial.trajectory_path else None,
                 "schema_version": (trial.trajectory or {}).get("schema_version"),
-                "reward": harbor_reward(trial.rewards), "rewards": trial.rewards,
+                "reward": harbor_reward(trial.rewards), "reward_key": harbor_reward_key(trial.rewards),
+                "rewards": trial.rewards,
                 "reward_source": trial.reward_source,
                 "agent_result": result.get("agent_result"), "fingerprint": trial.fingerprint,
                 **trial.parts, **nested})
@@ -325,7 +332,8 @@ def _row(summary: dict, trial: Trial, *, unchanged: bool, replaced: str | None) 
     return {"run_id": summary["run_id"], "path": str(trial.path), "task_id": summary["task"]["id"],
             "task_known": summary["task"].get("known", False), "replay": summary.get("replay"),
             "lossy_steps": len(summary.get("lossy_steps") or []),
-            "harbor_reward": harbor.get("reward"), "rewards": harbor.get("rewards"),
+            "harbor_reward": harbor.get("reward"), "harbor_reward_key": harbor.get("reward_key"),
+            "rewards": harbor.get("rewards"),
             "task_match": (harbor.get("task_match") or {}).get("how"),
             "task_note": (harbor.get("task_match") or {}).get("note"),
             "exception": (harbor.get("exception") or {}).get("type"),
@@ -334,6 +342,8 @@ def _row(summary: dict, trial: Trial, *, unchanged: bool, replaced: str | None) 
                                         for a in (part.get("artifacts") or {}).get("failed", [])}),
             "regrade_reward": (summary.get("regrade") or {}).get("reward"),
             "validation_errors": len(summary.get("validation_errors") or []),
+            "result_problem": trial.result_problem if trial.files and trial.files.kind("result.json") != "missing"
+            else None,
             "unchanged": unchanged, "replaced": replaced}
 
 
@@ -358,7 +368,7 @@ def import_harbor(paths: list[Path], out: Path, tasks_dir: Path | None = None,
 
         {version, trials_in, runs_out,
          imported: [{run_id, path, task_id, task_known, task_match, task_note, replay, lossy_steps,
-                     harbor_reward, regrade_reward, rewards, exception, multi_step,
+                     harbor_reward, harbor_reward_key, regrade_reward, rewards, exception, multi_step,
                      failed_artifacts, validation_errors, unchanged}],
          skipped: [{path, reason}]}
 

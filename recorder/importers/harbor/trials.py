@@ -19,6 +19,7 @@ from pathlib import Path
 import orjson
 
 from contract.errors import BadInput
+from contract.text import shown_name, utf8_name
 from contract.untrusted import REFUSED, Tree, UnsafeInput, checked_depth
 from recorder.importers.harbor.job_files import JobFiles, ReadBudget
 from recorder.importers.harbor.normalize import validation_errors
@@ -64,7 +65,10 @@ def _subfolders(path: Path) -> tuple[list[Path], list[dict]]:
     """Sub-folders of ``path`` (no links) and the links there, listed as skipped."""
     folders, skipped = [], []
     for name, kind in Tree(path).entries():
-        if kind == "dir":
+        if not utf8_name(name):  # it could be written into no run.json or summary
+            skipped.append({"path": shown_name(str(path / name)),
+                            "reason": "its name is not UTF-8; rename it to import it"})
+        elif kind == "dir":
             folders.append(path / name)
         elif kind == "symlink":
             skipped.append({"path": str(path / name), "reason": "is a symbolic link; a job is read "
@@ -85,6 +89,8 @@ def find_trials(paths: list[Path]) -> tuple[list[tuple[Path, str, Path]], list[d
     found, skipped = [], []
     for raw in paths:
         path = Path(raw)
+        if not utf8_name(str(path)):
+            raise BadInput(shown_name(str(path)), "the path is not UTF-8: rename it to import it")
         if not path.exists():
             raise BadInput(path, "not found (expected a Harbor job folder, trial folder or "
                            "trajectory file)")
@@ -144,7 +150,9 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
 
     A reference is joined to the referring file's folder and read only when it stays inside
     the folder the user named (no ``..`` out of it, no absolute path, no link); one that does
-    not is noted in the document's ``extra.import_notes`` and not followed.
+    not is noted in ``_import_notes`` and not followed. ``_validation_errors`` holds the
+    ``atif`` package's complaints about each file as written (a continuation's, prefixed with
+    its name), not about the joined steps. Both keys are the importer's: callers pop them.
     """
     doc, problem = files.load_json(name)
     if problem:
@@ -153,6 +161,7 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
         return None, f"{name} is not an ATIF trajectory (no steps list)"
     seen = {files.rel(name)}
     current, current_name, notes = doc, name, []
+    problems = validation_errors(doc)  # each file as written: the joined steps restart their ids
     while isinstance(current.get("continued_trajectory_ref"), str):
         ref = current["continued_trajectory_ref"]
         joined = join_inside(files.rel(current_name), ref)
@@ -175,7 +184,9 @@ def _read_trajectory(files: JobFiles, name: str) -> tuple[dict | None, str | Non
         if not isinstance(current, dict) or not isinstance(current.get("steps"), list):
             break
         current_name = joined[len(files.prefix) + 1:] if files.prefix else joined
+        problems += [f"{ref}: {e}" for e in validation_errors(current)]
         doc = dict(doc, steps=doc["steps"] + [_continued(s, ref) for s in current["steps"]])
+    doc = dict(doc, _validation_errors=problems)
     if notes:
         doc = dict(doc, _import_notes=notes)
     return doc, None
@@ -208,6 +219,14 @@ def join_inside(referrer: str, ref: str) -> str | None:
     return "/".join(parts) or None
 
 
+def _take_import_keys(trial: Trial) -> None:
+    """Move the reader's own keys off the trajectory: notes to ``trial.notes``, the per-file
+    validation errors to ``trial.validation_errors``."""
+    if isinstance(trial.trajectory, dict):
+        trial.notes += trial.trajectory.pop("_import_notes", [])
+        trial.validation_errors = trial.trajectory.pop("_validation_errors", None)
+
+
 def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudget | None = None) -> Trial:
     """Everything readable about one trial (a folder, or a bare ATIF file), read inside
     ``root`` (the folder the user named; default the trial folder itself)."""
@@ -217,6 +236,7 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
         files = JobFiles(path.parent, path.parent, budget)
         trial.files, trial.trajectory_base = files, ""
         trial.trajectory, trial.trajectory_problem = _read_trajectory(files, path.name)
+        _take_import_keys(trial)
         trial.trajectory_path = path
         try:
             trial.fingerprint = hashlib.sha256(files.read_bytes(path.name)).hexdigest()
@@ -228,6 +248,9 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
     result, trial.result_problem = files.load_json("result.json")
     if result is not None and not isinstance(result, dict):
         result, trial.result_problem = None, "result.json is not an object"
+    if trial.result_problem and files.kind("result.json") != "missing":
+        trial.notes.append(f"{trial.result_problem}: the trial's result (rewards, timings, exception, "
+                           "tokens) is not read from it")
     trial.result = result
     trial.files = files
     trial.parts = trial_parts(files, result)
@@ -239,8 +262,7 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
     if candidates:
         trial.trajectory_path = path / "agent" / candidates[0]
         trial.trajectory, trial.trajectory_problem = _read_trajectory(files, f"agent/{candidates[0]}")
-        if isinstance(trial.trajectory, dict) and trial.trajectory.get("_import_notes"):
-            trial.notes += trial.trajectory.pop("_import_notes")
+        _take_import_keys(trial)
     elif trial.parts.get("multi_step"):
         trial.trajectory, trial.trajectory_problem = _step_trajectories(files, result)
         if trial.trajectory is not None:
@@ -284,7 +306,7 @@ def _step_trajectories(files: JobFiles, result: dict | None) -> tuple[dict | Non
             notes.append(f"step {name}: {problem}")
             continue
         notes += doc.pop("_import_notes", [])
-        problems += [f"steps/{name}: {e}" for e in validation_errors(doc)]
+        problems += [f"steps/{name}: {e}" for e in doc.pop("_validation_errors", [])]
         steps = [dict(s, extra=dict(s.get("extra") if isinstance(s.get("extra"), dict) else {},
                                     harbor_step=name)) for s in doc["steps"] if isinstance(s, dict)]
         subs = doc.get("subagent_trajectories") if isinstance(doc.get("subagent_trajectories"), list) else []
@@ -304,11 +326,18 @@ def _step_trajectories(files: JobFiles, result: dict | None) -> tuple[dict | Non
     return merged, None
 
 
-def harbor_reward(rewards: dict | None) -> float | None:
-    """The headline reward: ``rewards["reward"]``, or the only value there is."""
-    if not rewards:
+def harbor_reward_key(rewards: dict | None) -> str | None:
+    """The name of the headline reward: ``reward`` when it is a number, else the first named
+    reward that is one, in the verifier's order (what ``harbor view`` shows); None for none."""
+    if not isinstance(rewards, dict):
         return None
-    if isinstance(rewards.get("reward"), (int, float)):
-        return float(rewards["reward"])
-    values = [v for v in rewards.values() if isinstance(v, (int, float))]
-    return float(values[0]) if len(values) == 1 else None
+    number = lambda value: isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number(rewards.get("reward")):
+        return "reward"
+    return next((str(key) for key, value in rewards.items() if number(value)), None)
+
+
+def harbor_reward(rewards: dict | None) -> float | None:
+    """The headline reward (:func:`harbor_reward_key`) as a float; None when there is none."""
+    key = harbor_reward_key(rewards)
+    return float(rewards[key]) if key is not None else None

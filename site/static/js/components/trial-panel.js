@@ -11,7 +11,10 @@ import { byId, clear, el } from "../lib/dom.js";
 function rewardsTable(rewards, caption) {
   const names = Object.keys(rewards || {});
   if (names.length === 0) return el("p", { class: "muted" }, "No reward recorded.");
-  const headline = Object.hasOwn(rewards, "reward") ? `: reward ${rewards.reward}` : "";
+  // the headline as harbor view shows it: `reward`, else the first named reward that is a number
+  const first = Object.hasOwn(rewards, "reward") && typeof rewards.reward === "number" ? "reward"
+    : names.find((name) => typeof rewards[name] === "number");
+  const headline = first === undefined ? "" : `: ${first} ${rewards[first]}`;
   return el("details", { class: "trial-rewards-box" }, el("summary", null, `${caption} (${names.length})${headline}`), el("table", { class: "data-table trial-rewards" }, el("caption", null, caption),
     el("thead", null, el("tr", null, el("th", { scope: "col" }, "Reward"), el("th", { scope: "col", class: "num" }, "Value"))),
     el("tbody", null, names.map((name) => el("tr", { dataset: { reward: name } },
