@@ -156,10 +156,11 @@ class RunStore:
     # -- writing -----------------------------------------------------------------------------
 
     def start(self, steps: list[dict[str, Any]]) -> None:
-        """Make the folder and make the journal hold exactly ``steps`` (a resume's replayed
-        steps: a torn tail is dropped; a new run: none yet)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        """Make the journal hold exactly ``steps`` (a resume's replayed steps: a torn tail is
+        dropped; a new run: none yet). A new run's folder is made with its first step
+        (:meth:`append`), so a run that stops before one leaves no folder behind."""
         if steps or self.journal.exists():
+            self.dir.mkdir(parents=True, exist_ok=True)
             if len(steps) < self.written:
                 raise ValueError("a resume never shrinks a run")
             rewrite_journal(self.journal, steps)
@@ -178,6 +179,7 @@ class RunStore:
             raise ValueError(f"{self.dir}: would write {len(trajectory['steps'])} steps where the "
                              f"journal has {self.written}")
         run_format.validate(trajectory)
+        self.dir.mkdir(parents=True, exist_ok=True)
         write_json(self.dir / "trajectory.json", trajectory)
         write_json(self.dir / "run.json", dump(summary))
         _crash_point("write", len(trajectory["steps"]))
@@ -194,12 +196,13 @@ class RunStore:
         """Mark the run ``failed`` with ``error``, keeping every step on disk: the journal and
         trajectory are left byte-identical; only run.json changes (``status``, ``error``).
 
-        ``summary`` is used when the folder has no run.json yet.
+        ``summary`` is used when the folder has no run.json yet; a run with no step on disk
+        (no journal, no run.json) leaves nothing.
         """
         current = self.read_summary() if (self.dir / "run.json").exists() else None
         base = current or summary
-        if base is None:
-            return
+        if base is None or (current is None and not self.journal.exists()):
+            return  # nothing was recorded: no folder is left, not even a failed run.json
         failed = base.model_copy(update={"status": "failed", "error": error})
         self.dir.mkdir(parents=True, exist_ok=True)
         write_json(self.dir / "run.json", dump(failed) | {"status": "failed", "error": error})

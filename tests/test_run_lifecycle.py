@@ -310,3 +310,22 @@ def test_an_interrupted_openenv_run_is_kept_marked_and_never_shrinks(tmp_path):
     finally:
         server.terminate()
         server.wait()
+
+
+def test_a_run_that_stops_before_its_first_step_leaves_no_folder(tmp_path):
+    """Against a server that is not there: record-openenv and an ARIA record exit with the
+    environment error and leave nothing under --out (no empty folder, no 0-step run.json)."""
+    import subprocess
+    import sys
+
+    from contract.paths import REPO_ROOT
+
+    actions = REPO_ROOT / "examples" / "aria-actions" / "bonus-seed3.yaml"
+    for args in (["record-openenv", "--url", "http://127.0.0.1:9", "--task", "af-001"],
+                 ["record", "--env", "aria", "--task", "bonus-seed3", "--env-url", "http://127.0.0.1:9",
+                  "--policy", "scripted", "--actions", str(actions)]):
+        out = tmp_path / args[0]
+        done = subprocess.run([sys.executable, "-m", "alertforge.cli", *args, "--out", str(out)], check=False,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        assert not out.exists() or not any(out.iterdir()), sorted(out.rglob("*"))

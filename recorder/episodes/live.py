@@ -249,6 +249,8 @@ def _record(
                 f"{task_id!r}: another client reset the shared environment",
             )
     except EnvironmentFailure as err:
+        if not run.steps and not journal:  # stopped before its first step: leave no folder
+            raise
         if journal and len(run.steps) < len(journal):  # the replay stopped: keep every step
             store.fail(str(err), run.summary)
         else:

@@ -121,6 +121,8 @@ def _session(env, run: EpisodeRun, store: RunStore, journal: list[dict[str, Any]
         state = env.state()
         _check_findings(run, state, env.url)
     except EnvironmentFailure as err:
+        if not run.steps and not journal:  # stopped before its first step: leave no folder
+            raise
         if journal and len(run.steps) < len(journal):
             store.fail(str(err), run.summary)
         else:
