@@ -84,9 +84,11 @@ class MediaFiles:
             cleaned = clean_media(data, part_type)
         except MediaRefused as refused:
             return None, f"not published: {refused.problem}"
-        kinds = self.redactor.kinds_in(cleaned.data.decode("latin-1")) if self.redactor else ""
+        texts = [cleaned.data.decode("latin-1"), *cleaned.payload_texts()]
+        kinds = ", ".join(sorted({k for t in texts for k in self.redactor.kinds_in(t).split(", ") if k})) \
+            if self.redactor else ""
         if kinds:
-            return None, f"not published: its bytes spell what looks like a secret ({kinds})"
+            return None, f"not published: its bytes or pixels spell what looks like a secret ({kinds})"
         stem = name if name.endswith(cleaned.suffix) else name + cleaned.suffix
         site_path, number = f"{MEDIA_FOLDER}{self.run_id}/{stem}", 1
         taken = {path.lower(): data for path, data in self.files.items()}  # one file on a case-blind disk

@@ -22,8 +22,11 @@ Anything else is refused with the reason, which the viewer shows in place of the
 encoders write, nothing after the end; publish also requires each file to be what
 :func:`clean_media` makes of it (a fixed point), so nothing hand-made passes.
 
-Pixels and sound themselves can hold a secret (a screenshot of a terminal): no scan reads
-them, so publish uploads a site with media only when told to (``--with-media``).
+Pixels and sound themselves can hold a secret. The bytes of the decoded pixel rows (all
+channels, then each channel alone) and a WAV's frames are scanned for secrets of known formats
+(``CleanMedia.payload``: a token written into the pixel values); text drawn as glyphs (a
+screenshot of a terminal) needs OCR, which no scan here does, so publish uploads a site with
+media only when told to (``--with-media``).
 
 PNG chunk layout: ISO/IEC 15948 (PNG, 2nd edition) section 5; WAV: the RIFF WAVE format
 (Microsoft Multimedia Programming Interface and Data Specifications 1.0), PCM ``fmt `` chunk of
@@ -77,9 +80,16 @@ class CleanMedia:
     data: bytes
     suffix: str
     media_type: str
+    payload: tuple[bytes, ...] = ()
+    """What the file shows or plays, as bytes a text scan can read: an image's pixel rows
+    (all channels interleaved, then each channel alone), a WAV's frames."""
+
+    def payload_texts(self) -> list[str]:
+        """:attr:`payload` as latin-1 texts (one character a byte) for the secret scan."""
+        return [part.decode("latin-1") for part in self.payload]
 
 
-def _clean_image(data: bytes) -> bytes:
+def _clean_image(data: bytes) -> tuple[bytes, tuple[bytes, ...]]:
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -113,10 +123,12 @@ def _clean_image(data: bytes) -> bytes:
         image.save(out, "PNG", optimize=False)
     except (OSError, ValueError) as error:
         raise MediaRefused(f"an image that cannot be written as a PNG ({error})") from None
-    return out.getvalue()
+    bands = image.getbands()
+    rows = (image.tobytes(), *(image.getchannel(b).tobytes() for b in bands if len(bands) > 1))
+    return out.getvalue(), rows
 
 
-def _clean_wav(data: bytes) -> bytes:
+def _clean_wav(data: bytes) -> tuple[bytes, tuple[bytes, ...]]:
     try:
         with wave.open(io.BytesIO(data), "rb") as source:
             params = source.getparams()
@@ -137,7 +149,11 @@ def _clean_wav(data: bytes) -> bytes:
             target.writeframes(frames)
     except (wave.Error, struct.error, ValueError, OverflowError) as error:
         raise MediaRefused(f"a WAV file that cannot be written again ({error})") from None
-    return out.getvalue()
+    return out.getvalue(), (frames,)
+
+
+def _made(made: tuple[bytes, tuple[bytes, ...]], suffix: str) -> tuple[bytes, str, str, tuple[bytes, ...]]:
+    return made[0], suffix, MEDIA_SUFFIXES[suffix], made[1]
 
 
 def clean_media(data: bytes, part_type: str) -> CleanMedia:
@@ -148,9 +164,9 @@ def clean_media(data: bytes, part_type: str) -> CleanMedia:
     readable image or PCM WAV, an image over MAX_PIXELS, or a result over MEDIA_CAP bytes.
     """
     if part_type == "image":
-        cleaned = CleanMedia(_clean_image(data), ".png", MEDIA_SUFFIXES[".png"])
+        cleaned = CleanMedia(*_made(_clean_image(data), ".png"))
     elif part_type == "audio":
-        cleaned = CleanMedia(_clean_wav(data), ".wav", MEDIA_SUFFIXES[".wav"])
+        cleaned = CleanMedia(*_made(_clean_wav(data), ".wav"))
     else:
         raise MediaRefused(f"a {part_type!r} part; only image and audio parts are published")
     if len(cleaned.data) > MEDIA_CAP:

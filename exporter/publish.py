@@ -18,7 +18,7 @@ from contract.text import split_chars
 from contract.untrusted import Tree
 from exporter.export import MAX_FILE_BYTES
 from exporter.long_text import PART_CHARS
-from exporter.media_clean import MEDIA_FOLDER, published_problem
+from exporter.media_clean import MEDIA_FOLDER, clean_media, published_problem
 from exporter.redact import Redactor
 from exporter.run_index import tokens
 
@@ -208,6 +208,8 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_m
                                      "writes (export the site again); nothing uploaded")
             if redactor is not None:
                 _refuse_if_secret(rel, data.decode("latin-1"), redactor, "in its bytes (a media file)")
+                for text in clean_media(data, "image" if rel.endswith(".png") else "audio").payload_texts():
+                    _refuse_if_secret(rel, text, redactor, "in its pixels or frames (a media file)")
         if redactor is not None:
             if redactor.find(rel, entropy=False):
                 raise PublishRefused(rel, "the file name looks like it holds a secret, which cannot "

@@ -38,6 +38,7 @@ from typing import Any
 
 import orjson
 
+from exporter.secret_decoded import encoded_forms, joined_lines
 from exporter.secret_fields import (
     EXEMPT_KEYS,
     EXEMPT_SUFFIXES,
@@ -132,11 +133,32 @@ class Redactor:
                     spans.append((literal.start() + match.start(), literal.start() + match.end(), kind))
         return spans
 
+    def _decoded_spans(self, text: str, depth: int = 0) -> list[tuple[int, int, str]]:
+        """Secrets of a known format in an encoded form of the text (base64, hex, URL
+        encoding: :func:`exporter.secret_decoded.encoded_forms`), each masking its whole
+        encoded block as ``<kind> in <encoding>``; and secrets that a shell continuation splits
+        over two lines, masked across the break (kind ``<kind> in joined lines``). Decoded text
+        is searched again (two levels: base64 of a URL-encoded string), never by entropy."""
+        if depth > 1:
+            return []
+        spans = []
+        for start, end, decoded, encoding in encoded_forms(text):
+            found = self._spans(decoded, False) + self._decoded_spans(decoded, depth + 1)
+            if found:
+                spans.append((start, end, f"{found[0][2]} in {encoding}"))
+        joined = joined_lines(text)
+        if joined is not None:
+            flat, where = joined
+            for start, end, kind in self._spans(flat, False):
+                if where[end - 1] - where[start] != end - 1 - start:  # it crosses a line break
+                    spans.append((where[start], where[end - 1] + 1, f"{kind} in joined lines"))
+        return spans
+
     def find(self, text: str, *, entropy: bool = True) -> list[tuple[int, int, str]]:
         """``[(start, end, kind)]`` of the secrets in ``text``, in order, merged where they
         overlap; an e-mail match that overlaps another secret is dropped (in
         ``https://user:pw@host`` the ``pw@host`` part is a URL password, not an address)."""
-        spans = self._spans(text, entropy) + self._escaped_spans(text, entropy)
+        spans = self._spans(text, entropy) + self._escaped_spans(text, entropy) + self._decoded_spans(text)
         others = [(s, e) for s, e, k in spans if k != "email"]
         spans = [span for span in spans if span[2] != "email"
                  or not any(s < span[1] and span[0] < e for s, e in others)]

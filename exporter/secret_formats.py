@@ -126,10 +126,16 @@ EXTRA_FORMATS: tuple[SecretPattern, ...] = (
 )
 """Provider-documented formats detect-secrets 1.5 does not cover (or covers narrowly)."""
 
+_KEY_BODY = r"(?:\r?\n[ \t]*(?:[A-Za-z][A-Za-z-]*:[^\n]*|[A-Za-z0-9+/=]{16,}))*(?:\r?\n[ \t]*[A-Za-z0-9+/=]{1,15}(?=\s*\Z))?"
+"""A key block's lines when its end marker is missing (a cut output): header lines
+(``Proc-Type: ...``) and base64 lines, up to the first line that is neither, so the output
+after a cut key is not masked with it."""
+
 PRIVATE_KEY = _p(
     "private-key",
-    r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|\Z)"
-    r"|PuTTY-User-Key-File-\d[\s\S]*?(?:Private-MAC: [0-9a-f]+|\Z)",
+    r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----(?:[\s\S]{0,16384}?-----END \1PRIVATE KEY\2-----"
+    r"|[ \t]*" + _KEY_BODY + ")"
+    r"|PuTTY-User-Key-File-\d(?:[\s\S]{0,16384}?Private-MAC: [0-9a-f]+|[^\n]*" + _KEY_BODY + ")",
 )
 URL_RULES: tuple[SecretPattern, ...] = (
     _p("url-password", r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"'<>]*:([^/\s@\"'<>]+)@", 1, ("://",)),
