@@ -144,7 +144,16 @@ def assignments(text: str):
             for item in re.finditer(r"[^,\s][^,]*", value.group("flow")):
                 yield key, value.start("flow") + item.start(), value.start("flow") + item.end()
             continue
-        yield key, value.start(name), value.end(name)
+        end = value.end(name)
+        scheme = _AUTH_SCHEME.match(text, value.start(name)) if name == "bare" else None
+        if scheme is not None and scheme.end(1) == end:  # "token: Bearer <the secret>"
+            end = scheme.end()
+        yield key, value.start(name), end
+
+
+_AUTH_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|apikey)[ \t]+[^\s\"',;<>`]+")
+"""An HTTP authentication scheme word and the credentials after it (RFC 9110 section 11.4):
+a field's value that starts with one is both words."""
 
 
 def field_value_is_secret(key: str, value: str) -> bool:

@@ -96,3 +96,9 @@ def test_a_token_written_into_pixel_values_is_found_in_the_pixel_rows():
         assert TOKEN not in cleaned.data.decode("latin-1")
         assert any("github-token" in redactor.kinds_in(text) for text in cleaned.payload_texts())
     assert not any(redactor.kinds_in(text) for text in plain.payload_texts())
+
+
+def test_a_field_whose_value_starts_with_an_auth_scheme_masks_the_credentials_after_it():
+    redactor = Redactor()
+    assert redactor.text("token: Bearer eyJhbGciOi.payload.sig then") == "token: [REDACTED:token-field] then"
+    assert redactor.text("password: Basic dXNlcjpwYXNz x") == "password: [REDACTED:password-field] x"
