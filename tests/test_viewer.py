@@ -33,6 +33,7 @@ READ_VIEW = """() => ({
   output: document.querySelector('#step-output').textContent,
   outputShown: !document.querySelector('#step-output-box').hidden,
   diffShown: !document.querySelector('#step-diff-box').hidden,
+  noChange: document.querySelector('#step-diff .no-change') !== null,
   diffPath: document.querySelector('#step-diff-path').textContent,
   diffLines: [...document.querySelectorAll('#step-diff tr.diff-line')].map(
     (row) => [row.dataset.op, row.querySelector('.line-text').textContent.slice(1)]),
@@ -91,7 +92,9 @@ def assert_view_shows_step(page, site, run_id: str, n: int) -> None:
         assert not view["argumentsShown"]
     assert view["outputShown"] is (step["output"] is not None)
     assert view["output"] == (step["output"] or "")
-    assert view["diffShown"] is (step["diff"] is not None)
+    alerting = run["kind"] == "alerting"  # an alerting step always says what it changed
+    assert view["diffShown"] is (alerting or step["diff"] is not None)
+    assert view["noChange"] is (alerting and step["diff"] is None)
     if step["diff"]:
         assert view["diffPath"] == step["diff"]["path"]
         expected_lines = [line for hunk in step["diff"]["hunks"] for line in hunk["lines"]]

@@ -20,6 +20,7 @@ def test_clicking_the_curve_opens_the_step_under_the_pointer(page, served_site):
     page.goto(f"{served_site.url}run.html?run=fixture-oracle-s1")
     page.wait_for_selector("body[data-ready='1']")
     assert page.locator("#reward-curve rect.hit").count() == 1
+    page.locator("#reward-curve").scroll_into_view_if_needed()  # below the step, in its own panel
     point = page.evaluate(STEP_X, 3)
     page.mouse.move(point["x"], point["y"])
     assert page.locator("#curve-hit title").text_content().startswith("Step 3:")

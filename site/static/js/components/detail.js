@@ -77,10 +77,11 @@ export function renderStepDetail(step, kind, hunkLink = null) {
   const argumentsBox = byId("step-arguments-box");
   argumentsBox.hidden = !step.tool;
   fill(byId("step-arguments"), step.tool ? argumentsText(step.tool.arguments) : "");
-  byId("step-arguments-details").open = !(step.diff && step.diff.hunks.length > 0);
+  byId("step-arguments-details").open = true; // its first lines stay in the first screen, the diff below
 
   const diffBox = byId("step-diff-box");
-  diffBox.hidden = !step.diff;
+  // an alerting run's step always says what it changed: its diff, or that it changed no file
+  diffBox.hidden = !step.diff && kind !== "alerting";
   const diffTarget = clear(byId("step-diff"));
   if (step.diff) {
     fill(byId("step-diff-path"), step.diff.path);
@@ -88,6 +89,7 @@ export function renderStepDetail(step, kind, hunkLink = null) {
     diffTarget.append(renderDiff(step.diff, hunkLink));
   } else {
     fill(byId("step-diff-path"), "");
+    if (kind === "alerting") diffTarget.append(el("p", { class: "muted no-change" }, step.n === 0 ? "No change: the pristine repo, before any action." : "No change: this step changed no file."));
   }
 
   const outputBox = byId("step-output-box");
@@ -137,8 +139,8 @@ function showWholeText(field, text, step) {
 }
 
 // -- long texts --------------------------------------------------------------------------------
-const LONG_LINES = 30;
-const LONG_CHARS = 3000;
+const LONG_LINES = 4; // the lines a block shows before it scrolls (app.css: 5rem); Expand shows it whole
+const LONG_CHARS = 360;
 let shownStep = null;
 
 function isLong(text) {

@@ -80,7 +80,7 @@ function showParts(source, summary) {
   byId("run-view").classList.add("episode-mode");
   for (const id of ["episode-result", "episode-score", "episode-board", "episode-curve"]) byId(id).hidden = false;
   for (const id of ALERTING_PARTS) byId(id).hidden = true;
-  byId("reward-curve").closest("figure").hidden = true;
+  byId("reward-curve").closest(".reward-panel").hidden = true;
   renderFinal(source, summary.lastTotal);
   addMeta(source);
 }

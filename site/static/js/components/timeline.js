@@ -14,19 +14,32 @@ function stepTitle(step) {
  * Returns update(n), which marks step n as the current one; it touches only the previous and the
  * new current button, so a move costs the same on a run of any length.
  */
+const NAMED_STEPS = 120;
+
+/** The short name a step's button shows under its number: the tool, or what step 0 is. */
+function toolLabel(step) {
+  const name = step.tool ? String(step.tool.name) : step.n === 0 ? "start" : String(step.source || "");
+  return name.length > 12 ? `${name.slice(0, 11)}\u2026` : name;
+}
+
 export function renderTimeline(list, steps, onSelect) {
   clear(list);
+  // a run of up to NAMED_STEPS steps names each step's tool on its button; a longer one keeps
+  // the numbers alone (the names are in each button's title) so the strip stays a few lines
+  list.classList.toggle("named", steps.length <= NAMED_STEPS);
   const buttons = steps.map((step) => {
+    const flipped = Array.isArray(step.changed) && step.changed.length > 0;
     const button = el(
       "button",
       {
         type: "button",
-        class: ["step-dot", `trend-${rewardTrend(step)}`, step.diff ? "has-diff" : null],
-        title: stepTitle(step),
-        "aria-label": stepTitle(step),
-        dataset: { step: String(step.n), trend: rewardTrend(step) },
+        class: ["step-dot", `trend-${rewardTrend(step)}`, step.diff ? "has-diff" : null, flipped ? "flipped" : null],
+        title: stepTitle(step) + (flipped ? ` \u00b7 ${step.changed.length} check${step.changed.length === 1 ? "" : "s"} changed` : ""),
+        "aria-label": stepTitle(step) + (flipped ? ` \u00b7 ${step.changed.length} check${step.changed.length === 1 ? "" : "s"} changed` : ""),
+        dataset: { step: String(step.n), trend: rewardTrend(step), tool: step.tool ? String(step.tool.name) : "" },
       },
-      String(step.n),
+      el("span", { class: "step-number" }, String(step.n)),
+      steps.length <= NAMED_STEPS ? el("span", { class: "step-tool-label" }, toolLabel(step)) : null,
     );
     list.append(el("li", null, button));
     return button;

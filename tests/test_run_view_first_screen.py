@@ -1,0 +1,76 @@
+"""The run view reads like a transcript: at 1280x800 the step being shown is in the first
+screen (its tool, the first lines of its arguments and output, the first diff hunk's header
+and lines, or "no change"), the step strip names each step's tool and marks the steps that
+changed a check, and the reward curve and the check matrix sit below the step. Hand-made
+fixture runs (tests/fixtures/site), real Chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+VIEWPORT = {"width": 1280, "height": 800}
+
+LINES_IN_VIEW = """(selector) => {
+  const block = document.querySelector(selector);
+  const box = block.getBoundingClientRect();
+  const style = getComputedStyle(block);
+  const line = parseFloat(style.lineHeight) || 1.4 * parseFloat(style.fontSize);
+  const top = box.top + parseFloat(style.paddingTop);
+  return Math.floor((Math.min(box.bottom, innerHeight) - top) / line);
+}"""
+
+
+def _open(page, site, query: str) -> None:
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{site.url}run.html?{query}")
+    page.wait_for_selector("body[data-ready='1']")
+
+
+def _bottom(page, selector: str) -> float:
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    return box["y"] + box["height"]
+
+
+def test_a_step_with_a_diff_is_whole_in_the_first_screen(page, served_site):
+    _open(page, served_site, "run=fixture-oracle-s1&step=3")
+    assert _bottom(page, "#step-tool") <= 800
+    for block in ("#step-arguments", "#step-output"):
+        assert page.evaluate(LINES_IN_VIEW, block) >= 1, block
+        assert page.locator(block).bounding_box()["y"] < 800 - 40, block
+    assert page.evaluate(LINES_IN_VIEW, "#step-arguments") >= 3
+    hunk = page.locator("#step-diff tr.hunk-header, #step-diff .hunk-header").first
+    assert hunk.count() == 1 and _bottom(page, "#step-diff tr.hunk-header, #step-diff .hunk-header") <= 800
+    rows = page.locator("#step-diff tr.diff-line")
+    in_view = sum(1 for i in range(min(rows.count(), 5)) if _bottom(page, f"#step-diff tr.diff-line >> nth={i}") <= 800)
+    assert in_view == min(rows.count(), 5)
+    # the curve and the matrix are below the step
+    assert page.locator("#reward-curve").bounding_box()["y"] > _bottom(page, "#step-detail") - 1
+    assert page.locator("#matrix-panel").bounding_box()["y"] > page.locator("#reward-curve").bounding_box()["y"]
+
+
+def test_a_step_without_a_diff_says_no_change_in_the_first_screen(page, served_site):
+    _open(page, served_site, "run=fixture-oracle-s1&step=2")
+    note = page.locator("#step-diff .no-change")
+    assert note.is_visible() and "changed no file" in note.inner_text()
+    assert _bottom(page, "#step-diff .no-change") <= 800
+    assert page.evaluate(LINES_IN_VIEW, "#step-output") >= 3
+
+
+def test_the_step_strip_names_tools_and_marks_steps_that_changed_a_check(page, served_site):
+    import json
+
+    _open(page, served_site, "run=fixture-oracle-s1&step=0")
+    run = json.loads((served_site.out_dir / "data" / "runs" / "fixture-oracle-s1.json").read_bytes())
+    buttons = page.locator("#timeline button.step-dot")
+    assert buttons.count() == len(run["steps"])
+    for step in run["steps"]:
+        button = page.locator(f'#timeline button[data-step="{step["n"]}"]')
+        label = button.locator(".step-tool-label").inner_text()
+        assert label == (step["tool"]["name"] if step["tool"] else "start"), step["n"]
+        assert ("flipped" in (button.get_attribute("class") or "")) is bool(step["changed"]), step["n"]
+        if step["changed"]:
+            assert f"{len(step['changed'])} check" in button.get_attribute("aria-label")
+    assert page.page_errors == []
