@@ -74,3 +74,32 @@ def test_the_step_strip_names_tools_and_marks_steps_that_changed_a_check(page, s
         if step["changed"]:
             assert f"{len(step['changed'])} check" in button.get_attribute("aria-label")
     assert page.page_errors == []
+
+
+def test_the_checks_panel_filters_to_failing_changed_and_one_requirement(page, served_site):
+    import json
+
+    run = json.loads((served_site.out_dir / "data" / "runs" / "fixture-partial-s1.json").read_bytes())
+    n = next(s["n"] for s in run["steps"] if s["changed"] and "0" in s["checks"])
+    step = run["steps"][n]
+    _open(page, served_site, f"run=fixture-partial-s1&step={n}")
+    visible = lambda: page.eval_on_selector_all(
+        "#checks-groups li.check", "els => els.filter(e => e.offsetParent !== null).map(e => e.dataset.checkId)")
+    everything = visible()
+    page.click('#checks-filter button[data-show="fail"]')
+    failing = visible()
+    assert failing and len(failing) == step["checks"].count("0") == int(page.inner_text("#checks-fail-count"))
+    assert all(page.get_attribute(f'li.check[data-check-id="{c}"]', "data-state") == "fail" for c in failing)
+    page.click('#checks-filter button[data-show="changed"]')
+    assert len(visible()) == len(step["changed"]) == int(page.inner_text("#checks-changed-count"))
+    flips = page.inner_text("#checks-flips")
+    assert flips.startswith("At this step") and ("turned red" in flips or "turned green" in flips)
+    page.click('#checks-filter button[data-show="all"]')
+    assert visible() == everything
+    requirement = page.eval_on_selector("#checks-req option:nth-child(2)", "o => o.value")
+    page.select_option("#checks-req", requirement)
+    shown = visible()
+    assert shown and len(shown) < len(everything)
+    assert all(page.eval_on_selector(f'li.check[data-check-id="{c}"]', "e => e.closest('section').dataset.req")
+               == requirement for c in shown)
+    assert page.page_errors == []

@@ -218,6 +218,7 @@ export function renderChecks(container, summary, catalog, onSelectCheck, onOpenB
   }
   build(resolveGroups(catalog, catalog.panel));
   installSelection(container, built.byItem, onSelectCheck, onOpenBlame);
+  const filter = installFilter(container, catalog);
 
   let last = null;
   function update(step, selectedCheckId, detailOf, whyOf) {
@@ -235,6 +236,7 @@ export function renderChecks(container, summary, catalog, onSelectCheck, onOpenB
       if (counter.textContent !== text) counter.textContent = text;
     }
     fill(summary, catalogSummary(step));
+    filter.update(step, built.items);
   }
   let finished = !Number.isInteger(catalog.check_count); // a task file is whole already
   update.finish = (task) => {
@@ -247,7 +249,77 @@ export function renderChecks(container, summary, catalog, onSelectCheck, onOpenB
       entry.item.setAttribute("title", check.note || "");
     }
     build(resolveGroups(task, task.panel.slice(groupsBuilt)));
+    filter.requirements(task);
     if (last) update(...last);
   };
   return update;
+}
+
+const FLIPS_NAMED = 6;
+
+/**
+ * The filter above the groups (#checks-filter: all, failing, changed at this step; a
+ * requirement) and the line saying which checks flipped at the step (#checks-flips). Returns
+ * {update(step, items), requirements(task)}: update marks each group with its failing and
+ * changed counts (CSS hides what the filter leaves out) and writes the counts and the flips.
+ */
+function installFilter(container, catalog) {
+  const bar = document.getElementById("checks-filter");
+  const select = document.getElementById("checks-req");
+  const flips = document.getElementById("checks-flips");
+  if (!bar || !select || !flips) return { update: () => {}, requirements: () => {} };
+  const requirements = (source) => {
+    const known = new Set([...select.options].map((option) => option.value));
+    for (const requirement of source.requirements || []) {
+      if (known.has(requirement.id)) continue;
+      select.append(el("option", { value: requirement.id }, `${requirement.id} ${requirement.title || ""}`.trim()));
+    }
+  };
+  requirements(catalog);
+  const apply = () => {
+    const wanted = select.value;
+    for (const group of container.querySelectorAll("section.check-group")) group.hidden = wanted !== "" && group.dataset.req !== wanted;
+  };
+  bar.onclick = (event) => {
+    const button = event.target instanceof Element ? event.target.closest("button[data-show]") : null;
+    if (!button) return;
+    container.dataset.show = button.dataset.show;
+    for (const other of bar.querySelectorAll("button[data-show]")) other.setAttribute("aria-pressed", other === button ? "true" : "false");
+  };
+  select.onchange = apply;
+  return {
+    requirements: (task) => {
+      requirements(task);
+      apply();
+    },
+    update(step, items) {
+      const perGroup = new Map();
+      const turned = { red: [], green: [] };
+      let failing = 0;
+      let changed = 0;
+      for (const entry of items) {
+        const group = entry.item.closest("section.check-group");
+        const count = perGroup.get(group) || { fail: 0, changed: 0 };
+        if (entry.state === "fail") count.fail += 1;
+        if (entry.isChanged) count.changed += 1;
+        perGroup.set(group, count);
+        failing += entry.state === "fail" ? 1 : 0;
+        changed += entry.isChanged ? 1 : 0;
+        if (entry.isChanged && entry.state === "fail") turned.red.push(entry.check.id);
+        if (entry.isChanged && entry.state === "pass") turned.green.push(entry.check.id);
+      }
+      for (const [group, count] of perGroup) {
+        group.dataset.fails = String(count.fail);
+        group.dataset.changed = String(count.changed);
+      }
+      fill(document.getElementById("checks-fail-count"), String(failing));
+      fill(document.getElementById("checks-changed-count"), String(changed));
+      const named = (ids) => ids.slice(0, FLIPS_NAMED).join(", ") + (ids.length > FLIPS_NAMED ? ` and ${ids.length - FLIPS_NAMED} more` : "");
+      const parts = [];
+      if (turned.red.length) parts.push(`${turned.red.length} turned red (${named(turned.red)})`);
+      if (turned.green.length) parts.push(`${turned.green.length} turned green (${named(turned.green)})`);
+      fill(flips, parts.length ? `At this step ${parts.join("; ")}.` : step.graded ? "No check flipped at this step." : "");
+      apply();
+    },
+  };
 }
