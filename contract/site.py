@@ -217,6 +217,24 @@ class TaskRow(Strict):
     runs: int
 
 
+class JobRow(Strict):
+    """One Harbor job of the imported trials (exporter/harbor_jobs.py ``job_rows``): trials,
+    the trials with a verifier reward and their mean (None when none has one), the same for
+    rewards re-graded here, errors by exception type, token and cost totals."""
+
+    job: str
+    trials: int
+    rewarded: int
+    mean_reward: float | None
+    regraded: int
+    mean_regrade: float | None
+    errors: int
+    error_types: dict[str, int]
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+
 class SiteIndex(Strict):
     """``data/index.json``: every run row, the tasks, and two leaderboards (complete runs
     only, and every run)."""
@@ -229,6 +247,8 @@ class SiteIndex(Strict):
     leaderboard_all: list[LeaderboardRow]
     incomplete_runs: int
     attempts: list[AttemptRow] = Field(default_factory=list)
+    jobs: list[JobRow] = Field(default_factory=list)
+    """Harbor's job level (exporter/harbor_jobs.py): one row per job of the imported trials."""
 
 
 class AttemptsDocument(Strict):

@@ -32,6 +32,7 @@ from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subag
 from exporter.bundle import page_assets
 from exporter.gallery_checks import build_check_gallery
 from exporter.gallery_episodes import build_outcome_gallery, build_penalty_gallery
+from exporter.harbor_jobs import job_rows
 from exporter.long_text import delta_failed, externalize_long_texts
 from exporter.redact import Redactor, redact_id
 from exporter.render import render_pages
@@ -295,7 +296,7 @@ def _add_index_files(files: dict[str, bytes], tasks: dict[str, TaskInfo], task_d
             _checked(TaskInputs, task_inputs_document(task)))
         files[f"data/task-runs/{task.id}.json"] = _json_bytes(
             _checked(TaskRuns, task_runs_document(task, summaries)))
-    index = _checked(SiteIndex, index_document(summaries, tasks))
+    index = _checked(SiteIndex, {**index_document(summaries, tasks), "jobs": job_rows(runs)})
     files["data/index.json"] = _json_bytes(index)
     files["data/aliases.json"] = _json_bytes(aliases_document(runs, [s["run_id"] for s in summaries]))
     run_shards = shard_rows(summaries)
