@@ -103,3 +103,53 @@ def test_the_checks_panel_filters_to_failing_changed_and_one_requirement(page, s
     assert all(page.eval_on_selector(f'li.check[data-check-id="{c}"]', "e => e.closest('section').dataset.req")
                == requirement for c in shown)
     assert page.page_errors == []
+
+
+def _run_with_causes(tmp_path, causes: dict) -> tuple:
+    """The fixture partial run with ``causes`` on its last two graded steps, exported and served."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from conftest import fixture_tasks
+
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+
+    fixture = Path(__file__).parent / "fixtures" / "site" / "runs" / "fixture-partial-s1"
+    run = tmp_path / "runs" / fixture.name
+    shutil.copytree(fixture, run)
+    trajectory = json.loads((run / "trajectory.json").read_text())
+    for step in trajectory["steps"][2:4]:
+        step["extra"]["grade"]["causes"] = causes
+    (run / "trajectory.json").write_text(json.dumps(trajectory))
+    export_site([run], tmp_path / "site", task_index=fixture_tasks())
+    return serve_in_background(tmp_path / "site", port=0, host="127.0.0.1")
+
+
+@pytest.mark.parametrize("causes,root", [
+    ({"A1-label-1": {"kind": "alertmanager-unloaded", "summary": "alertmanager/alertmanager.yml line 3 does not load: x", "facts": {}},
+      "pres-1": {"kind": "syntax-error", "summary": "alertmanager/alertmanager.yml line 3 does not load: x", "facts": {}}},
+     "alertmanager/alertmanager.yml does not load"),
+    ({"A1-label-1": {"kind": "alert-undefined", "summary": "no loadable rule file defines an alerting rule named CheckoutErrors", "facts": {}},
+      "pres-1": {"kind": "alert-undefined", "summary": "no loadable rule file defines CheckoutErrors", "facts": {}}},
+     "no rule defines CheckoutErrors"),
+])
+def test_failures_that_share_a_root_are_grouped_under_it(tmp_path, page, causes, root):
+    server, url = _run_with_causes(tmp_path, causes)
+    try:
+        page.set_viewport_size(VIEWPORT)
+        page.goto(f"{url}run.html?run=fixture-partial-s1&step=3")
+        page.wait_for_selector("body[data-ready='1']")
+        button = page.locator(f'#checks-roots button[data-root="{root}"]')
+        assert page.locator("#checks-roots").is_visible() and button.inner_text() == f"{root} \u00b7 2 checks"
+        button.click()
+        shown = page.eval_on_selector_all(
+            "#checks-groups li.check", "els => els.filter(e => e.offsetParent !== null).map(e => e.dataset.checkId)")
+        assert sorted(shown) == ["A1-label-1", "pres-1"]
+        button.click()  # again: every check
+        assert page.locator("#checks-groups li.check:visible").count() == 7
+        assert page.page_errors == []
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -257,6 +257,76 @@ export function renderChecks(container, summary, catalog, onSelectCheck, onOpenB
 
 const FLIPS_NAMED = 6;
 
+const UNLOADED = /^(\S+)(?: line \d+)? does not load/;
+const UNDEFINED = /defines (?:an alerting rule named )?(\S+)/;
+
+/**
+ * The root a failing check shares with others, from its recorded cause: a file that does not
+ * load (its syntax check, and every check that cannot be graded without it), or an alert no
+ * rule defines (every check of that alert; all of them under the first rule file that does not
+ * load, when one does not). Null for a failure of its own.
+ */
+function rootOf(cause, brokenRules) {
+  if (!cause || typeof cause.kind !== "string") return null;
+  const summary = String(cause.summary || "");
+  if (cause.kind === "syntax-error" || cause.kind.endsWith("-unloaded")) {
+    const file = UNLOADED.exec(summary);
+    return file ? `${file[1]} does not load` : `${cause.kind}`;
+  }
+  if (cause.kind === "alert-undefined" || cause.kind === "preservation-removed") {
+    if (brokenRules) return `${brokenRules} does not load`;
+    const alert = UNDEFINED.exec(summary);
+    return cause.kind === "alert-undefined" && alert ? `no rule defines ${alert[1]}` : null;
+  }
+  return null;
+}
+
+/** Mark each failing item with its root and list the roots two or more checks share. */
+function markRoots(items, container) {
+  const failing = items.filter((entry) => entry.state === "fail");
+  const broken = failing.map((entry) => entry.why && entry.why.cause)
+    .filter((cause) => cause && cause.kind === "syntax-error")
+    .map((cause) => (UNLOADED.exec(String(cause.summary || "")) || [])[1])
+    .find((file) => file && !file.startsWith("alertmanager")) || null;
+  const roots = new Map();
+  for (const entry of items) {
+    const root = entry.state === "fail" ? rootOf(entry.why && entry.why.cause, broken) : null;
+    entry.item.dataset.root = root || "";
+    if (root) roots.set(root, (roots.get(root) || 0) + 1);
+  }
+  const shared = [...roots].filter(([, count]) => count > 1).sort((a, b) => b[1] - a[1]);
+  const box = document.getElementById("checks-roots");
+  const list = document.getElementById("checks-roots-list");
+  if (!box || !list) return;
+  box.hidden = shared.length === 0;
+  const chosen = container.dataset.show === "root" ? container.dataset.root : null;
+  fill(list, shared.map(([root, count]) => el("button", { type: "button", class: "button root-button", dataset: { root },
+    "aria-pressed": root === chosen ? "true" : "false" }, `${root} \u00b7 ${count} checks`)));
+  for (const section of container.querySelectorAll("section.check-group")) {
+    section.dataset.rootCount = String(section.querySelectorAll(`li.check[data-root="${CSS.escape(chosen || "")}"]`).length);
+  }
+}
+
+/** Per group, the failing and changed checks; the checks that turned red and green; the totals. */
+function tally(items) {
+  const perGroup = new Map();
+  const turned = { red: [], green: [] };
+  let failing = 0;
+  let changed = 0;
+  for (const entry of items) {
+    const group = entry.item.closest("section.check-group");
+    const count = perGroup.get(group) || { fail: 0, changed: 0 };
+    if (entry.state === "fail") count.fail += 1;
+    if (entry.isChanged) count.changed += 1;
+    perGroup.set(group, count);
+    failing += entry.state === "fail" ? 1 : 0;
+    changed += entry.isChanged ? 1 : 0;
+    if (entry.isChanged && entry.state === "fail") turned.red.push(entry.check.id);
+    if (entry.isChanged && entry.state === "pass") turned.green.push(entry.check.id);
+  }
+  return { perGroup, turned, failing, changed };
+}
+
 /**
  * The filter above the groups (#checks-filter: all, failing, changed at this step; a
  * requirement) and the line saying which checks flipped at the step (#checks-flips). Returns
@@ -278,13 +348,33 @@ function installFilter(container, catalog) {
   requirements(catalog);
   const apply = () => {
     const wanted = select.value;
+    const root = container.dataset.show === "root" ? container.dataset.root : null;
     for (const group of container.querySelectorAll("section.check-group")) group.hidden = wanted !== "" && group.dataset.req !== wanted;
+    for (const item of container.querySelectorAll("li.check")) item.classList.toggle("root-out", root !== null && item.dataset.root !== root);
+  };
+  let lastItems = [];
+  const press = (show) => {
+    for (const other of bar.querySelectorAll("button[data-show]")) other.setAttribute("aria-pressed", other.dataset.show === show ? "true" : "false");
   };
   bar.onclick = (event) => {
     const button = event.target instanceof Element ? event.target.closest("button[data-show]") : null;
     if (!button) return;
     container.dataset.show = button.dataset.show;
-    for (const other of bar.querySelectorAll("button[data-show]")) other.setAttribute("aria-pressed", other === button ? "true" : "false");
+    delete container.dataset.root;
+    press(button.dataset.show);
+    markRoots(lastItems, container);
+  };
+  const roots = document.getElementById("checks-roots-list");
+  if (roots) roots.onclick = (event) => {
+    const button = event.target instanceof Element ? event.target.closest("button[data-root]") : null;
+    if (!button) return;
+    const again = container.dataset.show === "root" && container.dataset.root === button.dataset.root;
+    container.dataset.show = again ? "all" : "root";
+    if (again) delete container.dataset.root;
+    else container.dataset.root = button.dataset.root;
+    press(container.dataset.show);
+    markRoots(lastItems, container);
+    apply();
   };
   select.onchange = apply;
   return {
@@ -293,21 +383,7 @@ function installFilter(container, catalog) {
       apply();
     },
     update(step, items) {
-      const perGroup = new Map();
-      const turned = { red: [], green: [] };
-      let failing = 0;
-      let changed = 0;
-      for (const entry of items) {
-        const group = entry.item.closest("section.check-group");
-        const count = perGroup.get(group) || { fail: 0, changed: 0 };
-        if (entry.state === "fail") count.fail += 1;
-        if (entry.isChanged) count.changed += 1;
-        perGroup.set(group, count);
-        failing += entry.state === "fail" ? 1 : 0;
-        changed += entry.isChanged ? 1 : 0;
-        if (entry.isChanged && entry.state === "fail") turned.red.push(entry.check.id);
-        if (entry.isChanged && entry.state === "pass") turned.green.push(entry.check.id);
-      }
+      const { perGroup, turned, failing, changed } = tally(items);
       for (const [group, count] of perGroup) {
         group.dataset.fails = String(count.fail);
         group.dataset.changed = String(count.changed);
@@ -319,6 +395,8 @@ function installFilter(container, catalog) {
       if (turned.red.length) parts.push(`${turned.red.length} turned red (${named(turned.red)})`);
       if (turned.green.length) parts.push(`${turned.green.length} turned green (${named(turned.green)})`);
       fill(flips, parts.length ? `At this step ${parts.join("; ")}.` : step.graded ? "No check flipped at this step." : "");
+      lastItems = items;
+      markRoots(items, container);
       apply();
     },
   };
