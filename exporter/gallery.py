@@ -29,6 +29,26 @@ def detail_signature(detail: str) -> str:
     return _SPACE.sub(" ", _NUMBER.sub("#", detail)).strip()
 
 
+_LABEL_SET = re.compile(r"\{[^{}]*[=:][^{}]*\}")
+_CAMEL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b")
+_RECEIVER = re.compile(r"(-> |\breceivers? |delivers to )([a-z][\w.-]*)")
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+def root_signature(cause: str) -> str:
+    """A cause with what varies between instances of one mistake blanked, so a cause page
+    groups by the mistake, not by the alert it hit: a label set that holds a pair becomes
+    ``{…}`` (an empty one, a route with no matchers, stays ``{}``), CamelCase alert names
+    ``‹alert›``, receiver names ``‹receiver›``, quoted values ``'…'``, numbers ``#``, and the
+    amtool path after a route cause is left out."""
+    text = cause.split("; amtool path:")[0]
+    text = _LABEL_SET.sub("{…}", text)
+    text = _CAMEL.sub("\u2039alert\u203a", text)
+    text = _RECEIVER.sub(lambda m: m.group(1) + "\u2039receiver\u203a", text)
+    text = _QUOTED.sub("'\u2026'", text)
+    return detail_signature(text)
+
+
 def slug(name: str) -> str:
     """A file-name-safe form of ``name``: lowercase ``[a-z0-9-]``; a crc32 suffix when that lost anything."""
     text = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -113,10 +133,12 @@ class FailureKind:
     checks: set[tuple[str, str]] = field(default_factory=set)
     groups: dict[str, DetailGroup] = field(default_factory=dict)
 
-    def add_failure(self, run_id: str, detail: str, example: dict[str, Any]) -> None:
-        """Count one failure of ``run_id`` under its detail's group; keep ``example`` while the
-        group lists fewer than :data:`EXAMPLES_PER_GROUP`."""
-        signature = detail_signature(detail)
+    def add_failure(self, run_id: str, detail: str, example: dict[str, Any],
+                    signature: str | None = None) -> None:
+        """Count one failure of ``run_id`` under its group (``signature``, default
+        :func:`detail_signature` of ``detail``); keep ``example`` while the group lists fewer
+        than :data:`EXAMPLES_PER_GROUP`."""
+        signature = signature if signature is not None else detail_signature(detail)
         self.runs_hit.add(run_id)
         group = self.groups.setdefault(signature, DetailGroup(signature, detail))
         group.failures += 1

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 from exporter.blame import blame_at
-from exporter.gallery import CAUSE, FAMILY, KIND, FailureKind, GalleryAxis, slug
+from exporter.gallery import CAUSE, FAMILY, KIND, FailureKind, GalleryAxis, root_signature, slug
 from exporter.task_folder import TaskInfo
 
 NO_CAUSE_RECORDED = "no cause recorded"
@@ -89,7 +89,8 @@ def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: Task
         cause_page.checks.add((task.id, check["id"]))
         for page in targets:
             page.add_failure(run_id, detail, example)
-        cause_page.add_failure(run_id, example["cause"] or detail, example)
+        cause = example["cause"] or detail  # a cause page groups by the mistake (its root)
+        cause_page.add_failure(run_id, cause, example, signature=root_signature(cause))
 
 
 def build_check_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str, Any]]]]) -> dict[str, Any]:
