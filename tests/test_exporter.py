@@ -112,7 +112,7 @@ def test_export_writes_the_contract_files(exported):
 def test_index_matches_contract_and_run_files(exported):
     index = load(exported / "data" / "index.json")
     assert set(index) == {"version", "generated_by", "tasks", "runs", "leaderboard",
-                          "leaderboard_all", "incomplete_runs", "attempts"}
+                          "leaderboard_all", "incomplete_runs", "attempts", "jobs"}
     assert index["incomplete_runs"] == 0 and index["leaderboard_all"] == index["leaderboard"]
     assert [row["run_id"] for row in index["runs"]] == RUN_IDS
     for row in index["runs"]:
