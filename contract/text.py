@@ -52,16 +52,19 @@ word joiners, the byte order mark, the Arabic letter mark."""
 def terminal_text(text: str) -> str:
     """``text`` safe to print on a terminal: every control character but newline and tab
     (C0, DEL, C1: escape sequences, carriage returns, backspaces) and every invisible
-    reordering character (:data:`_INVISIBLE`) written as a visible escape (``\\x1b``,
-    ``\\u202e``); all else unchanged. The one escaping function for terminal output."""
+    reordering character (:data:`_INVISIBLE`), Unicode tag characters, and the surrogates that
+    stand for bytes of a name that is not UTF-8 (a raw 0x9B is a C1 CSI on an 8-bit terminal)
+    written as a visible escape (``\\x1b``, ``\\u202e``, ``\\udc9b``); all else unchanged. The one escaping function for terminal output."""
     out = []
     for char in text:
         code = ord(char)
         if char in "\n\t" or (code >= 0x20 and code != 0x7F and not 0x80 <= code <= 0x9F
-                              and code not in _INVISIBLE):
+                              and code not in _INVISIBLE and not 0xD800 <= code <= 0xDFFF
+                              and not 0xE0000 <= code <= 0xE007F):
             out.append(char)
         else:
-            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF
+                       else f"\\U{code:08x}")
     return "".join(out)
 
 

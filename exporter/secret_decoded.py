@@ -18,7 +18,8 @@ from urllib.parse import unquote_plus
 
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/_-]{24,}={0,2})(?![A-Za-z0-9+/=_-])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])((?:[0-9A-Fa-f]{2}){16,})(?![0-9A-Fa-f])")
-_URL_ENCODED = re.compile(r"[^\s\"'<>`]*%[0-9A-Fa-f]{2}[^\s\"'<>`]*")
+_WORD = re.compile(r"[^\s\"'<>`]+")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _CONTINUATION = re.compile(r"\\\r?\n[ \t]*")
 
 
@@ -60,8 +61,10 @@ def encoded_forms(text: str) -> Iterator[tuple[int, int, str, str]]:
             decoded = _text(bytes.fromhex(match.group(1)))
             if decoded is not None:
                 yield match.start(1), match.end(1), decoded, "hex"
-    if "%" in text:
-        for match in _URL_ENCODED.finditer(text):
+    if "%" in text:  # words first, then the ones holding %XX: linear in the text
+        for match in _WORD.finditer(text):
+            if "%" not in match.group(0) or not _PERCENT.search(match.group(0)):
+                continue
             decoded = unquote_plus(match.group(0))
             if decoded != match.group(0):
                 yield match.start(), match.end(), decoded, "url-encoded"

@@ -56,6 +56,8 @@ def test_terminal_text_escapes_control_and_reordering_characters():
     assert terminal_text("ok\rspoof\x08\x7f\x9b") == "ok\\x0dspoof\\x08\\x7f\\x9b"
     assert terminal_text("x\u202eevil\u2066\u200b") == "x\\u202eevil\\u2066\\u200b"
     assert terminal_text("plain\ttext\nnext é 🌍") == "plain\ttext\nnext é 🌍"
+    assert terminal_text("\udc9b31m") == "\\udc9b31m"  # a raw 0x9B byte of a name: C1 CSI
+    assert terminal_text("a\U000E0041") == "a\\U000e0041"  # an invisible tag character
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -161,3 +161,38 @@ def test_demo_and_view_refuse_a_taken_port_before_doing_anything(tmp_path):
                                  env={**os.environ, "ALERTFORGE_VIEW_CACHE": str(tmp_path / "cache")})
             assert out.returncode == 2 and port in out.stderr and "taken" in out.stderr, (args, out.stderr)
             assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_the_cache_removes_only_its_own_folders_and_never_an_input(tmp_path):
+    from alertforge.view.cache import USED, view_cache
+
+    root = tmp_path / "cache"
+    mine = root / "myruns"
+    mine.mkdir(parents=True)
+    (mine / "run.json").write_text("{}")
+    others = [root / f"other{n}" for n in range(12)]
+    for folder in others:
+        folder.mkdir()
+    made = [view_cache([tmp_path / f"in{n}"], root, keep=3) for n in range(6)]
+    assert mine.is_dir() and all(folder.is_dir() for folder in others)  # never made by the cache
+    assert sum(folder.is_dir() for folder in made) == 3 and made[-1].is_dir() and (made[-1] / USED).is_file()
+    inside = view_cache([root / "myruns"], root, keep=1)
+    assert mine.is_dir() and inside.is_dir()
+
+
+def test_the_view_server_answers_head_without_a_body_and_a_null_byte_with_400(viewer):
+    import http.client
+    from urllib.parse import urlparse
+
+    _, start = viewer
+    _, url = start()
+    address = urlparse(url)
+    for method, path, status, body in (("HEAD", "/data/live.json", 200, b""), ("GET", "/data/live.json%00", 400, None)):
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        connection.request(method, path)
+        response = connection.getresponse()
+        data = response.read()
+        assert response.status == status, (method, path, response.status)
+        if body is not None:
+            assert data == body
+        connection.close()

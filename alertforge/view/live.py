@@ -23,6 +23,7 @@ from typing import Any
 from alertforge.view.inputs import Input, key_of, run_folders
 from contract.errors import BadInput
 from contract.files import read_json
+from contract.text import shown_name
 
 FIRST_BATCH = 24
 """Runs in the first export when there are more (the newest by run.json mtime)."""
@@ -64,6 +65,7 @@ class LiveSite:
         if (self.site / "site-manifest.json").is_file():  # a warm cache: served while it is checked
             self.generation, self.runs = 1, len(self._run_files())
         self._imported: dict[str, list[Path]] = {}
+        self._skipped: dict[str, list[dict]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -101,13 +103,21 @@ class LiveSite:
     def _import(self, item: Input) -> list[Path]:
         """The run folders of one Harbor or ARIA input, imported into the cache."""
         out = self.cache / "imports" / _slot(item.path)
-        if item.kind == "episodes":
-            from recorder.importers.aria_transcripts import import_episodes
+        if item.kind == "episodes":  # each transcript alone: one bad file hides no other
+            from recorder.importers.aria_transcripts import import_episodes, transcript_files
 
-            return import_episodes([item.path], out)
+            folders, skipped = [], []
+            for transcript in transcript_files([item.path]):
+                try:
+                    folders += import_episodes([transcript], out)
+                except BadInput as err:
+                    skipped.append({"path": str(transcript), "reason": err.problem})
+            self._skipped[str(item.path)] = skipped
+            return folders
         from recorder.importers.harbor.importer import import_harbor
 
         summary = import_harbor([item.path], out, self.tasks, regrade=self.regrade)
+        self._skipped[str(item.path)] = summary["skipped"]
         return [out / row["run_id"] for row in summary["imported"]]
 
     def _current_runs(self) -> tuple[list[Path], bool]:
@@ -130,11 +140,13 @@ class LiveSite:
                 try:
                     self._imported[name] = self._import(item)
                 except BadInput as err:
-                    problems[name] = err.problem
+                    problems[shown_name(name)] = err.problem
                     self._imported[name] = []
                 self._keys[name] = key
-            elif name in self.problems:
-                problems[name] = self.problems[name]
+            elif shown_name(name) in self.problems:
+                problems[shown_name(name)] = self.problems[shown_name(name)]
+            for skipped in self._skipped.get(name, []):  # a trial the importer could not read
+                problems[shown_name(str(skipped.get("path")))] = str(skipped.get("reason"))
             folders += self._imported.get(name, [])
         gone = set(self._keys) - {str(f) for f in folders} - {str(i.path) for i in self.inputs}
         for name in gone:  # a run folder removed from a watched folder
@@ -188,7 +200,7 @@ class LiveSite:
                     raise
                 folders.remove(bad)
                 with self._lock:
-                    self.problems[str(bad)] = err.problem
+                    self.problems[shown_name(str(bad))] = err.problem
                 if not folders:
                     self._set(phase="ready")
                     return

@@ -65,7 +65,8 @@ class LiveRequestHandler(SiteRequestHandler):
             + "</main></body></html>").encode()
 
     def do_GET(self) -> None:
-        """``data/live.json`` and, before the first export, the waiting page; else files."""
+        """``data/live.json`` and, before the first export, the waiting page; else files (a
+        path the file system cannot take, e.g. with a null byte, answers 400)."""
         route = self._route()
         if route == LIVE_PATH:
             self._send(orjson.dumps(self.live.status()), "application/json")
@@ -73,9 +74,14 @@ class LiveRequestHandler(SiteRequestHandler):
         if self.live.generation == 0 and (route == "/" or route.endswith(".html")):
             self._send(self._waiting_page(), "text/html; charset=utf-8")
             return
-        super().do_GET()
+        try:
+            super().do_GET() if self.command != "HEAD" else super().do_HEAD()
+        except ValueError:
+            self.send_error(400, "bad path")
 
-    do_HEAD = do_GET
+    def do_HEAD(self) -> None:
+        """As GET, headers only."""
+        self.do_GET()
 
 
 def start_server(live: LiveSite, port: int, host: str = "127.0.0.1", *,
