@@ -72,14 +72,15 @@ def markdown_text(text: str) -> str:
     """``text`` as inline Markdown that renders as the same words and nothing else: line
     breaks become spaces (no new block can start), the characters that open markup are
     backslash-escaped (CommonMark, "Backslash escapes": links, images, emphasis, code, raw
-    HTML, entities, tables; a leading block marker), and ``://``, ``a@b`` and ``www.`` are
-    escaped so GFM's autolink extension makes no link. The one escaping function for Markdown prose; code and
+    HTML, entities, tables; a leading block marker), and ``://``, ``//``, ``a@b`` and a dot
+    between word characters are escaped so GFM's and linkify's autolinks make no link. The one escaping function for Markdown prose; code and
     multi-line text go in a fence instead."""
     flat = " ".join(str(text).split())
     escaped = re.sub(r"([\\`*_\[\]()<>!|~&])", r"\\\1", flat)
     escaped = re.sub(r":(?=//)", r"\\:", escaped)  # scheme://: no URL autolink
-    escaped = re.sub(r"(?<=\w)@(?=\w)", r"\\@", escaped)  # no e-mail autolink
-    escaped = re.sub(r"(?i)\b(www)\.", r"\1\\.", escaped)  # no www. autolink
+    escaped = re.sub(r"(?<=\w)\.(?=\w)", r"\\.", escaped)  # no bare-domain autolink (evil.com)
+    escaped = re.sub(r"(?<=\w)@", r"\\@", escaped)  # no e-mail autolink
+    escaped = re.sub(r"//", r"\\/\\/", escaped)  # no protocol-relative link
     return "\\" + escaped if escaped.startswith(("#", "+", "-", "=")) else escaped
 
 

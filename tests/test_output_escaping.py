@@ -109,3 +109,9 @@ def test_markdown_export_of_a_hostile_run_makes_no_markup(tmp_path):
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert all(h.startswith(("Run ", "Task", "Steps", "Step ", "Failing checks")) for h in headings), headings
     assert any("Heading from a run" in t.content for t in tokens if t.type == "fence")
+
+
+@pytest.mark.parametrize("text", ["see evil.com/x", "//evil.com/x", "x-@evil.com", "ftp.evil.com", "ex\u0430mple.com"])
+def test_bare_domains_make_no_link(text):
+    kinds = {t.type for t in _tokens(f"- model: {markdown_text(text)}")}
+    assert "link_open" not in kinds, text
