@@ -196,20 +196,19 @@ def demo_command(args: argparse.Namespace) -> int:
         summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=task_index(args))
         print(f"built {out} from {counted(summary.get('runs') or 0, 'run')} in {time.perf_counter() - started:.1f} s")
         return 0
+    from alertforge.view.server import close
+
     site, server = live
-    recorded = site.generation
-    while site.generation == recorded or site.status()["phase"] != "ready":
-        time.sleep(0.5)  # the export that holds every run
-    print(f"built {out} from {counted(site.runs, 'run')} in {time.perf_counter() - started:.1f} s", flush=True)
     try:
+        while not site.up_to_date():  # the export that holds every run (none, when all were reused)
+            time.sleep(0.5)
+        print(f"built {out} from {counted(site.runs, 'run')} in {time.perf_counter() - started:.1f} s", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
         print("stopped", flush=True)
     finally:
-        site.stop()
-        server.shutdown()
-        server.server_close()
+        close(site, server)
     return 0
 
 

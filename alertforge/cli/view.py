@@ -40,7 +40,7 @@ def view_command(args: argparse.Namespace) -> int:
     from alertforge.view.cache import MAX_VIEWS, view_cache
     from alertforge.view.inputs import classify
     from alertforge.view.live import LiveSite
-    from alertforge.view.server import start_server
+    from alertforge.view.server import close, start_server
     from exporter.serve import serve, server_url
 
     inputs = [classify(p) for p in args.paths]
@@ -84,7 +84,5 @@ def view_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("stopped", flush=True)
     finally:
-        live.stop()
-        server.shutdown()
-        server.server_close()
+        close(live, server)
     return 0

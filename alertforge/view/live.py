@@ -76,6 +76,11 @@ class LiveSite:
             return {"live": True, "generation": self.generation, "phase": self.phase, "runs": self.runs,
                     "found": self.found, "changed": list(self.changed), "problems": dict(self.problems)}
 
+    def up_to_date(self) -> bool:
+        """Whether the site holds what the inputs hold now: an export was made, none is under
+        way, and the inputs are as the last export (or look) saw them."""
+        return self.generation > 0 and self.phase == "ready" and self._exported == self._fingerprint()
+
     def stop(self) -> None:
         """Ask the loop to end after the step it is in."""
         self._stop.set()

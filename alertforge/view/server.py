@@ -97,6 +97,13 @@ def start_server(live: LiveSite, port: int, host: str = "127.0.0.1", *,
     return server
 
 
+def close(live: LiveSite, server: ThreadingHTTPServer) -> None:
+    """Stop the live site's loop and the server (the end of ``view`` and of a serving ``demo``)."""
+    live.stop()
+    server.shutdown()
+    server.server_close()
+
+
 def site_path(live: LiveSite) -> Path:
     """Where the served site is (the cache's ``site`` folder)."""
     return live.site
