@@ -307,12 +307,24 @@ def episode_parts(trajectory_steps: list[dict[str, Any]]) -> list[dict[str, Any]
     changed{}, new_services[], alerts_new[], alerts_cleared[], evidence_new, penalties[],
     transport}``; see the module docstring for what each means. ``shown_from`` is the step
     ``n`` whose observation is the current one (``n`` itself unless this step has none).
+    In a dual-agent run, ``observer_observation`` (the observer's view: alerts, logs,
+    evidence, which the responder's view lacks) is set on the steps where it changed, and
+    ``observer_from`` on every step from the first one names the step whose view is in force.
     """
     walk = _EpisodeWalk()
     parts: list[dict[str, Any] | None] = []
+    observer: dict[str, Any] | None = None
+    observer_from: int | None = None
     for n, step in enumerate(trajectory_steps):
         env = (step.get("extra") or {}).get("env")
-        parts.append(_step_part(walk, n, step, env) if isinstance(env, dict) else None)
+        part = _step_part(walk, n, step, env) if isinstance(env, dict) else None
+        view = _dict_or_none(env.get("observer_observation")) if isinstance(env, dict) else None
+        if part is not None and view is not None and view != observer:
+            observer, observer_from = view, n
+            part["observer_observation"] = view
+        if part is not None and observer_from is not None:
+            part["observer_from"] = observer_from
+        parts.append(part)
     return parts
 
 

@@ -192,6 +192,14 @@ class RunStore:
         _crash_point("journal", self.written)
         self.write(summary, trajectory)
 
+    def discard(self) -> None:
+        """Remove the folder of a run this store started new (its steps turned out not to be
+        its own, e.g. taken in another client's episode), as if it had stopped before its first
+        step. Files no run writes are never removed (BadInput names them)."""
+        if self.dir.is_dir() and not self.dir.is_symlink():
+            self._remove()
+        self.written = 0
+
     def fail(self, error: str, summary: RunSummary | None = None) -> None:
         """Mark the run ``failed`` with ``error``, keeping every step on disk: the journal and
         trajectory are left byte-identical; only run.json changes (``status``, ``error``).

@@ -133,3 +133,52 @@ def test_llm_observer_and_responder_with_a_stand_in_model(server, tmp_path):
     tools = [{t["function"]["name"] for t in r["body"]["tools"]} for r in requests]
     assert tools[0] == {"report_finding"} and "read_logs" in tools[1]
     assert load(run_dir / "run.json")["final"]["solved"] is True
+
+
+SERVER_SCORES = {
+    # ARIA's own grade of each session: DualAgentSession(task, seed) replayed at 230f8d5, then
+    # env.state().info["current_score"] (tests/fixtures/aria-2026-12/SOURCE.md, measured by hand).
+    "easy-dual-agent-seed3.json": (0.999, "memory_leak_payment_service"),
+    "easy-dual-agent-seed42.json": (0.999, "memory_leak_user_service"),
+    "failover-dual-agent-seed3.json": (0.95, "us_east_1_network_partition_partial_region_failure"),
+    "failover-dual-agent-seed42.json": (0.95, "us_east_1_network_partition_partial_region_failure"),
+    "medium-dual-agent-seed3.json": (0.999, "connection_pool_exhaustion_inventory-service_v2.3.5"),
+    "medium-dual-agent-seed42.json": (0.999, "connection_pool_exhaustion_inventory-service_v2.3.1"),
+}
+
+
+def test_every_dual_fixture_session_has_a_measured_server_score():
+    assert sorted(SERVER_SCORES) == sorted(p.name for p in SET2.glob("*dual-agent-seed*.json"))
+
+
+@pytest.mark.parametrize("name", sorted(SERVER_SCORES))
+def test_a_dual_session_scores_what_the_server_grades_it(tmp_path, name):
+    score, root_cause = SERVER_SCORES[name]
+    run = load(import_episodes([SET2 / name], tmp_path)[0] / "run.json")
+    episode = run["final"]["episode"]
+    assert run["final"]["reward"] == score
+    assert episode["ground_truth"]["root_cause"] == root_cause
+    assert episode["ground_truth"]["source"].startswith("restated from ARIA's task code")
+    assert episode["parts"]["diagnosis_bonus"] > 0  # the part the derived score used to leave out
+
+
+def single_agent_states():
+    for path in sorted(SET2.glob("*.json")):
+        transcript = load(path)
+        state = ((transcript.get("final_state") or {}).get("response")) if isinstance(transcript, dict) else None
+        if isinstance(state, dict) and state.get("ground_truth_root_cause") and "foreign" not in path.name:
+            yield pytest.param(transcript, state, id=path.stem)
+
+
+@pytest.mark.parametrize(("transcript", "state"), list(single_agent_states()))
+def test_the_restated_ground_truth_is_the_servers(transcript, state):
+    """Every single-agent transcript's /state ground truth (the foreign-reset one belongs to
+    the foreign seed, so it is left out); `generated` is not restated."""
+    from recorder.episodes.ground_truth import seeded_ground_truth
+
+    truth = seeded_ground_truth(transcript["task_id"], transcript["seed"])
+    if transcript["task_id"] == "generated":
+        assert truth is None
+        return
+    assert (truth["root_cause"], truth["fix"]) == (state["ground_truth_root_cause"],
+                                                  state["ground_truth_fix"])

@@ -101,10 +101,50 @@ def test_a_foreign_reset_before_the_first_step_is_detected(server, tmp_path):
     with pytest.raises(EnvironmentFailure, match="another client reset"):
         record_episode(server.url, "easy", 7, ScriptedPolicy(steps, label="scripted"),
                        out=tmp_path)
-    (run_dir,) = tmp_path.iterdir()
-    run = load(run_dir / "run.json")
-    assert run["status"] == "failed" and "episode" in run["error"]
-    assert len(load(run_dir / "trajectory.json")["steps"]) == 2  # stopped after step 1
+    # the one step went to the other client's episode: nothing of this run is kept ...
+    assert list(tmp_path.iterdir()) == []
+    # ... and the same command, run again, records the episode (a resume would replay that
+    # step against our own episode and fail on its reward)
+    server.before_step = None
+    again = record_episode(server.url, "easy", 7, ScriptedPolicy(steps, label="scripted"),
+                           out=tmp_path)
+    run = load(again / "run.json")
+    assert run["status"] == "complete"
+    assert len(load(again / "trajectory.json")["steps"]) == 1 + len(steps)
+
+
+def test_the_cli_says_a_foreign_first_step_left_nothing_and_the_same_command_works(server, tmp_path):
+    steps = actions("easy-expert-seed3.json")
+    actions_file = tmp_path / "easy.yaml"
+    actions_file.write_text(yaml.safe_dump({"actions": steps}))
+    command = [sys.executable, "-m", "alertforge.cli", "record", "--env", "aria", "--env-url",
+               server.url, "--task", "easy", "--seed", "3", "--policy", "scripted", "--actions",
+               str(actions_file), "--out", str(tmp_path / "runs")]
+    server.before_step = lambda srv: srv.foreign_reset("easy", 1)
+    first = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 1 and "run the same command again" in first.stderr
+    assert "Traceback" not in first.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    server.before_step = None
+    second = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+
+
+@pytest.mark.parametrize("path", ["/api", "/v1/aria", "/reset"])
+@pytest.mark.parametrize("mode", ["single", "dual"])
+def test_an_env_url_with_a_wrong_path_is_named_as_such_not_a_refused_task(server, tmp_path, path, mode):
+    steps = actions("easy-expert-seed3.json")
+    actions_file = tmp_path / "easy.yaml"
+    actions_file.write_text(yaml.safe_dump({"actions": steps}))
+    result = subprocess.run(
+        [sys.executable, "-m", "alertforge.cli", "record", "--env", "aria", "--mode", mode,
+         "--env-url", server.url.rstrip("/") + path, "--task", "easy", "--seed", "3",
+         "--policy", "scripted", "--actions", str(actions_file), "--out", str(tmp_path / "runs")],
+        check=False, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert "nothing answers POST" in result.stderr and "base URL" in result.stderr
+    assert "refused this task" not in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
 def test_a_connection_that_stays_down_ends_the_recording_kept_and_resumable(tmp_path):

@@ -147,6 +147,26 @@ def test_a_dual_agent_run_shows_two_lanes_with_findings_linked(page, site):
     assert marks(page)[1][0] == "observer"
 
 
+def test_a_dual_agent_board_shows_what_the_observer_saw_and_the_restated_ground_truth(page, site):
+    """The responder's view has no alerts, logs or evidence (ARIA's get_observation_b): the
+    board shows the observer's view in force, saying so, never "No active alerts" alone."""
+    transcript = load(SET2 / "easy-dual-agent-seed3.json")
+    alerts = [a["id"] for a in transcript["reset"]["response"]["observation_a"]["active_alerts"]]
+    assert alerts  # the observer saw alerts from the start
+    open_step(page, site, "aria-easy__dual-agent__s3", 2)
+    assert page.locator("#episode-alerts li").evaluate_all("ls => ls.map(l => l.dataset.alertId)") == alerts
+    assert page.locator("#episode-alerts-none").is_hidden()
+    assert "As the observer saw them" in page.locator("#episode-feed-note").inner_text()
+    assert page.locator("#episode-logs-body .log-service").count() > 0
+    last = len(transcript["steps"])
+    open_step(page, site, "aria-easy__dual-agent__s3", last)
+    assert page.locator("#episode-root-cause").inner_text() == "memory_leak_payment_service"
+    assert "restated from ARIA" in page.locator("#episode-truth-summary").inner_text()
+    assert "diagnosis is compared with the ground truth" in page.locator("#episode-final-source").inner_text()
+    open_step(page, site, "aria-easy__expert-seed3__s3", 1)
+    assert page.locator("#episode-feed-note").is_hidden()
+
+
 def test_environment_events_and_failures_are_shown_as_the_environments(page, site):
     open_step(page, site, "aria-easy__foreign-reset__s7", 1)
     event = page.locator("#episode-events-list li")

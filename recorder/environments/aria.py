@@ -251,6 +251,7 @@ class HttpEnvironment:
             EnvironmentFailure: no usable answer.
         """
         status, body, transport = self.request("POST", "/reset", {"task_id": task_id, "seed": seed})
+        check_endpoint(self.url, "/reset", status, body)
         if status in (400, 404, 422):
             raise BadInput(task_id, f"the environment refused this task: {answer_message(body)}")
         if status != 200 or not isinstance(body, dict):
@@ -281,6 +282,17 @@ class HttpEnvironment:
         if status != 200 or not isinstance(body, dict):
             raise EnvironmentFailure(self.url, f"GET /state answered {status}: {answer_message(body)}")
         return body
+
+
+def check_endpoint(url: str, path: str, status: int, body: Any) -> None:
+    """BadInput naming ``url`` when nothing answers ``POST path`` there (404 Not Found or 405
+    Method Not Allowed with no ARIA error text: FastAPI's own answers for a route it lacks),
+    e.g. an ``--env-url`` with a path of its own; ARIA refuses a task with 400 or 422, and an
+    unknown dual-agent session with 404 and its own text."""
+    message = answer_message(body)
+    if status in (404, 405) and message in ("Not Found", "Method Not Allowed", "null", ""):
+        raise BadInput(url, f"nothing answers POST {path} here (HTTP {status} {message}): "
+                       "--env-url is the server's base URL, e.g. http://127.0.0.1:8000")
 
 
 def answer_message(body: Any) -> str:

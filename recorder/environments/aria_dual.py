@@ -19,6 +19,7 @@ from recorder.environments.aria import (
     HttpEnvironment,
     StepOutcome,
     answer_message,
+    check_endpoint,
     step_outcome,
 )
 
@@ -49,6 +50,7 @@ class DualEnvironment:
         if seed is not None:
             body["seed"] = seed  # ARIA's default is 42; null is refused (422)
         status, answer, transport = self.http.request("POST", "/multi-agent/reset", body)
+        check_endpoint(self.url, "/multi-agent/reset", status, answer)
         if status in (400, 404, 422, 500):
             raise BadInput(task_id, f"the environment opened no dual-agent session (HTTP {status}:"
                            f" {answer_message(answer)}); ARIA's dual mode has the 7 curated tasks only")

@@ -6,7 +6,9 @@ opens a session; the observer (agent A) posts findings with ``step/a/{sid} {find
 (a flat 0.05 per accepted finding, counted nowhere else); the responder (agent B) acts with
 ``step/b/{sid}`` (an Action, the single-agent step rules, its rewards make the running
 total); ``GET /multi-agent/state/{sid}`` has no total, score or ground truth, so the score
-of a dual-agent run is derived (the grader's parts over B's actions, no diagnosis part).
+of a dual-agent run is derived: the grader's parts over B's actions, the diagnosis part
+against the ground truth restated for the task and seed (:mod:`recorder.episodes.ground_truth`;
+checked by hand against ``DualAgentSession.env.state()``, which the server grades with).
 
 A finding is a trajectory step of the observer (tool ``report_finding``); its
 ``extra.env`` holds ``agent: "observer"``, ``reward`` (the observer's), ``accepted``,
@@ -62,12 +64,15 @@ def finding_env(finding: str, answer: dict[str, Any], total: float, done: bool,
 
 
 def derived_state(actions: list[dict[str, Any]], total: float, resolved: bool,
-                  task_id: str) -> dict[str, Any]:
+                  task_id: str, truth: dict[str, str] | None) -> dict[str, Any]:
     """A ``/state``-shaped body for the grader's parts of a dual-agent run: B's actions, the
-    running total, the resolution; no ground truth and no reported score."""
+    running total, the resolution, the ground truth ``truth`` (``{root_cause, fix}`` from
+    :func:`~recorder.episodes.ground_truth.seeded_ground_truth`, or None when the task is not
+    restated); no reported score."""
     return {"task_id": task_id, "total_reward": total, "incident_resolved": resolved,
             "action_history": [{"action": a} for a in actions],
-            "ground_truth_root_cause": None, "info": {}}
+            "ground_truth_root_cause": (truth or {}).get("root_cause"),
+            "ground_truth_fix": (truth or {}).get("fix"), "info": {}}
 
 
 def agent_summary(steps: list[dict[str, Any]]) -> dict[str, Any]:

@@ -104,6 +104,24 @@ def check_episode_id(expected: str | None, now: str | None, url: str, when: str)
             "Record over --transport ws, or one HTTP episode at a time per server")
 
 
+class ForeignFirstStep(EnvironmentFailure):
+    """Our first step went to another client's episode (its ``/reset`` came between ours and
+    our first ``/step``): the run holds no step of its own, so its folder was removed."""
+
+
+def _check_first_step(store: RunStore, expected: str | None, now: str | None, url: str) -> None:
+    """After a new run's first step: the step counter cannot show a foreign reset made before
+    it (both start at 0), only the episode id can. When it changed, the step was taken in the
+    other client's episode: nothing of this run is kept, and the same command starts it again
+    (a resume would replay that step against our episode and fail)."""
+    try:
+        check_episode_id(expected, now, url, "after step 1")
+    except EnvironmentFailure as err:
+        store.discard()
+        raise ForeignFirstStep(url, f"{err.problem} The first step went to that episode, so "
+                               "nothing of this run was kept; run the same command again") from None
+
+
 def _step(env, action: dict[str, Any], run: EpisodeRun, url: str) -> StepOutcome:
     try:
         return env.step(action)
@@ -235,7 +253,9 @@ def _record(
             _check_continues(run, outcome, url)
             policy.observe(run.add(action, outcome, decision))
             index += 1
-            if index == 1 or index % ID_CHECK_EVERY == 0:
+            if index == 1 and not journal:
+                _check_first_step(store, started_id, episode_id(env, url), url)
+            elif index == 1 or index % ID_CHECK_EVERY == 0:
                 check_episode_id(started_id, episode_id(env, url), url, f"after step {index}")
         if getattr(policy, "end_note", None):  # policy llm: why the model stopped
             run.summary.notes = [*(run.summary.notes or []), policy.end_note]
@@ -249,8 +269,8 @@ def _record(
                 f"{task_id!r}: another client reset the shared environment",
             )
     except EnvironmentFailure as err:
-        if not run.steps and not journal:  # stopped before its first step: leave no folder
-            raise
+        if isinstance(err, ForeignFirstStep) or (not run.steps and not journal):
+            raise  # no step of its own: no folder is left
         if journal and len(run.steps) < len(journal):  # the replay stopped: keep every step
             store.fail(str(err), run.summary)
         else:

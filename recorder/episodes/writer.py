@@ -20,6 +20,7 @@ from recorder import run_format
 from recorder.agents.base import Decision
 from recorder.environments.aria import StepOutcome
 from recorder.episodes import dual, incidents
+from recorder.episodes.ground_truth import seeded_ground_truth
 from recorder.episodes.rewards import Episode, split_step, start_episode
 from recorder.episodes.score import next_total, score_parts
 from recorder.run_store import RunStore, new_summary
@@ -382,13 +383,16 @@ class EpisodeRun:
 
     def _dual_result(self, episode: dict[str, Any]) -> dict[str, Any]:
         """run.json ``final`` of a dual-agent run: the score derived from B's steps (the
-        multi-agent state reports none), each agent's rewards."""
+        multi-agent state reports none) with the ground truth restated for the task and seed,
+        each agent's rewards."""
         resolved = episode["resolution"] == "incident_resolved"
-        state = dual.derived_state(self._responder_actions(), self.total, resolved, self.task_id)
+        truth = seeded_ground_truth(self.task_id, self.seed)
+        state = dual.derived_state(self._responder_actions(), self.total, resolved, self.task_id,
+                                   truth)
         parts = score_parts(state, self.task_id)
         episode.update({"score": None, "derived_score": parts["derived_score"],
                         "total_reward": self.total, "resolved": resolved, "parts": parts,
-                        "agents": dual.agent_summary(self.steps), "ground_truth": None,
+                        "agents": dual.agent_summary(self.steps), "ground_truth": truth,
                         "totals_agree": True})
         return {"reward": parts["derived_score"], "solved": resolved,
                 "source": "derived: the multi-agent state reports no score",

@@ -22,6 +22,23 @@ function alertItem(alert, isNew) {
   );
 }
 
+/**
+ * What the alerts, logs and evidence lists show at step n: the observation in force, or in a
+ * dual-agent run, whose responder view has no alerts, logs or evidence (ARIA's
+ * multi-agent/session.py get_observation_b), the observer's view in force (env.observer_from,
+ * exporter/episodes.py), said in a note. Returns {observation, env} (env null for the observer's
+ * view: its new/cleared marks belong to the responder's steps).
+ */
+export function feedView(source, n, observation, env) {
+  const note = byId("episode-feed-note");
+  const from = env ? env.observer_from : null;
+  const owner = Number.isInteger(from) && source.steps[from] ? source.steps[from].env : null;
+  const view = owner && isObject(owner.observer_observation) ? owner.observer_observation : null;
+  const useObserver = view !== null && !(observation && Array.isArray(observation.active_alerts));
+  setText(note, setHidden(note, !useObserver) ? `As the observer saw them in its view after step ${from} (the responder\u2019s view holds no alerts, logs or evidence).` : "");
+  return useObserver ? { observation: view, env: null } : { observation, env };
+}
+
 /** The active alerts of the observation in force, and those cleared at this step. */
 export function renderAlerts(observation, env) {
   const alerts = list(observation && observation.active_alerts).filter(isObject);

@@ -29,15 +29,18 @@ export function lastDoneStep(run) {
  * What the score aside needs to know of every step: {count (steps), lastTotal (the last step's
  * total), doneStep (lastDoneStep), resolution (that step's env.resolution)}. From a run head
  * (it has step_count) these come from its episode block and last_total (exporter/episodes.py
- * episode_head, the same rule), else from the whole run's steps.
+ * episode_head, the same rule), else from the whole run's steps; truthSource says where the
+ * ground truth comes from (a dual-agent run's is restated from ARIA's task code, not /state).
  */
 export function episodeSummary(source) {
+  const episode = isObject(source.final) && isObject(source.final.episode) ? source.final.episode : {};
+  const truthSource = episode.mode === "dual" ? "restated from ARIA\u2019s task code for this seed" : null;
   if (Number.isInteger(source.step_count)) {
     const block = isObject(source.episode) ? source.episode : {};
-    return { count: source.step_count, lastTotal: source.last_total, doneStep: block.done_step ?? null, resolution: block.resolution ?? null };
+    return { count: source.step_count, lastTotal: source.last_total, doneStep: block.done_step ?? null, resolution: block.resolution ?? null, truthSource };
   }
   const done = lastDoneStep(source);
-  return { count: source.steps.length, lastTotal: source.steps.at(-1).total, doneStep: done, resolution: done === null ? null : source.steps[done].env.resolution ?? null };
+  return { count: source.steps.length, lastTotal: source.steps.at(-1).total, doneStep: done, resolution: done === null ? null : source.steps[done].env.resolution ?? null, truthSource };
 }
 
 function incidentState(step, n, summary) {
@@ -110,7 +113,8 @@ export function renderStepScore(source, n, summary) {
   const truth = byId("episode-truth-box");
   const last = n === summary.count - 1;
   if (truth.open !== last) truth.open = last;
-  setText(byId("episode-truth-summary"), last ? "Ground truth (from /state)" : "Ground truth (from /state): a spoiler, shown from the last step on");
+  const from = summary.truthSource || "from /state";
+  setText(byId("episode-truth-summary"), last ? `Ground truth (${from})` : `Ground truth (${from}): a spoiler, shown from the last step on`);
 }
 
 function fillParts(parts) {
@@ -175,7 +179,7 @@ export function renderFinal(run, lastTotal) {
   if (withParts) {
     const parts = episode.parts;
     fill(byId("episode-final-source"), dual
-      ? `Derived by the grader\u2019s rules from the responder\u2019s steps: ARIA\u2019s multi-agent state reports no total, score or ground truth, so there is no diagnosis part. ${episode.resolved ? "Resolved" : "Not resolved"} in ${parts.env_steps} steps.`
+      ? `Derived by the grader\u2019s rules from the responder\u2019s steps: ARIA\u2019s multi-agent state reports no total, score or ground truth, ${isObject(episode.ground_truth) ? "so the diagnosis is compared with the ground truth restated from ARIA\u2019s task code for this seed" : "so there is no diagnosis part"}. ${episode.resolved ? "Resolved" : "Not resolved"} in ${parts.env_steps} steps.`
       : `The server\u2019s /state info.current_score; ${episode.resolved ? "resolved" : "not resolved"} in ${parts.env_steps} steps (the grader\u2019s step table: ${parts.grader_max_steps}).`);
     fillParts(parts);
   }

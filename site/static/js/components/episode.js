@@ -38,7 +38,7 @@ import { isObject, observationAt } from "../lib/episode-data.js";
 import { renderAgents } from "./episode-agents.js";
 import { renderContext } from "./episode-context.js";
 import { renderEpisodeCurve, stepMark } from "./episode-curve.js";
-import { renderAlerts, renderEvidence, renderLogs } from "./episode-feed.js";
+import { feedView, renderAlerts, renderEvidence, renderLogs } from "./episode-feed.js";
 import { renderMap } from "./episode-map.js";
 import { renderResult } from "./episode-result.js";
 import { episodeSummary, renderFinal, renderStepScore } from "./episode-score.js";
@@ -103,9 +103,10 @@ function boardUpdate(source, summary) {
     setText(note, note.hidden ? "" : `No new observation at this step; shown: the observation after step ${from}.`);
     renderServices(observation, previous, env);
     renderMap(observation, env);
-    renderAlerts(observation, env);
-    renderLogs(observation);
-    renderEvidence(observation, env);
+    const feed = feedView(source, n, observation, env);
+    renderAlerts(feed.observation, feed.env);
+    renderLogs(feed.observation);
+    renderEvidence(feed.observation, feed.env);
     renderContext(source, n, observation);
   };
 }
