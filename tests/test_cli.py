@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -110,6 +111,10 @@ def test_record_prints_the_reward_the_steps_how_to_see_it_and_when_it_reused_a_r
     assert lines[1].startswith("  reward 0.0000 (not solved), ") and lines[1].endswith(" complete")
     assert lines[2] == f"  to see it: alertforge view {runs}"
     assert "reused" not in first.stderr
+    markdown = cli("export", str(lines[0]), "--markdown", "--out", str(tmp_path / "run.md"))
+    assert markdown.returncode == 0, markdown.stderr
+    counted = re.search(r"after (\d+) steps?", (tmp_path / "run.md").read_text()).group(1)
+    assert f", {counted} step" in lines[1]  # the agent's steps, counted alike everywhere
     again = cli("record", "--task", TASK.name, "--policy", "nop", "--out", str(runs))
     assert again.returncode == 0 and again.stdout == first.stdout
     assert "reused the complete run already in" in again.stderr and "--fresh" in again.stderr

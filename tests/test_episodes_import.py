@@ -182,6 +182,7 @@ def test_cli_imports_into_out(tmp_path):
         data = load(transcript)
         expected.append(f"aria-{data['task_id']}__{data['variant']}__s{data['seed']}")
     assert sorted(readable(p.name) for p in tmp_path.iterdir()) == sorted(expected)
+    assert result.stdout.splitlines()[-1] == f"  to see them: alertforge view {tmp_path}"
 
 
 def test_demo_imports_the_16_example_episodes(tmp_path):

@@ -26,6 +26,7 @@ def import_episodes_command(args: argparse.Namespace) -> int:
 
     dirs = import_episodes(args.files, Path(args.out))
     print(f"{counted(len(dirs), 'episode run')} in {args.out}")
+    print(f"  to see them: alertforge view {args.out}")
     return 0
 
 
@@ -69,6 +70,7 @@ def import_harbor_command(args: argparse.Namespace) -> int:
     print(f"{counted(summary['trials_in'], 'trial')} in: {counted(len(summary['imported']), 'run')} in {args.out}, "
           f"{len(summary['skipped'])} skipped "
           f"(listed in {out / SUMMARY_FILE})")
+    print(f"  to see them: alertforge view {args.out}")
     print_engine_summary(chosen)
     return 0
 

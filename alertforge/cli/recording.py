@@ -88,7 +88,10 @@ def _print_outcome(run_dir: Path, out: Path) -> None:
     reward = final.get("reward")
     shown = "no reward" if reward is None else (
         f"reward {reward:.4f} ({'solved' if final.get('solved') else 'not solved'})")
-    print(f"  {shown}, {summary.get('steps')} steps, {summary.get('status')}")
+    trajectory = read_json(run_dir / "trajectory.json")
+    actions = sum(1 for step in trajectory.get("steps") or [] if step.get("source") == "agent")
+    # the agent's steps, as the viewer and export --markdown count them (not the instruction)
+    print(f"  {shown}, {counted(actions, 'step')}, {summary.get('status')}")
     print(f"  to see it: alertforge view {out}")
 
 
