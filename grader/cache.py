@@ -17,6 +17,11 @@ REPLAY_CACHE_SIZE = 256
 ANSWER_CACHE_SIZE = 8192
 """Rule-file checks and routing answers a GradeCache keeps; past that, the oldest go first."""
 
+PRISTINE_CACHE_SIZE = 256
+"""Tasks whose pristine scores and rule groups a GradeCache keeps (a long-lived server grades
+fresh tasks without end); past that, the oldest task's go first and are computed again if
+needed."""
+
 
 class _Memo:
     """A dict bounded to ``size`` entries, the oldest dropped first."""
@@ -52,7 +57,8 @@ class GradeCache:
     With a :class:`grader.tool_store.ToolStore` (``store``), a tool answer missing from
     memory is looked up on disk before the tool runs, and kept there after.
 
-    The pristine memos hold one entry per task content and are not bounded. Replays run from
+    The pristine memos hold one entry per task content, at most :data:`PRISTINE_CACHE_SIZE`
+    tasks, the oldest dropped first. Replays run from
     the grader's worker threads: each entry is read and written with single dict operations.
     """
 
@@ -61,8 +67,8 @@ class GradeCache:
         self._rule_checks = _Memo(ANSWER_CACHE_SIZE)
         self._routes = _Memo(ANSWER_CACHE_SIZE)
         self._store = store
-        self._pristine_scores: dict[str, dict[str, float]] = {}
-        self._pristine_groups: dict[str, dict] = {}
+        self._pristine_scores = _Memo(PRISTINE_CACHE_SIZE)
+        self._pristine_groups = _Memo(PRISTINE_CACHE_SIZE)
 
     def _answer(self, memo: _Memo, kind: str, key: str, valid: Callable[[object], bool]):
         """The memoized answer for ``key``: from memory, else from the store (when it has
@@ -156,20 +162,23 @@ class GradeCache:
     def pristine_scores(self, key: str, compute: Callable[[], dict[str, float]]) -> dict[str, float]:
         """Requirement id -> q of the pristine repo of the task whose fingerprint is ``key``;
         ``compute()`` grades it the first time."""
-        if key not in self._pristine_scores:
-            self._pristine_scores[key] = compute()
-        return self._pristine_scores[key]
+        found = self._pristine_scores.get(key)
+        if found is None:
+            found = compute()
+            self._pristine_scores.put(key, found)
+        return found
 
     def pristine_groups(self, task_dir: Path, key: str) -> dict:
         """Rule groups of the task's pristine repo by name (a later group of a name wins), for
         the task whose fingerprint is ``key``."""
-        if key not in self._pristine_groups:
+        groups = self._pristine_groups.get(key)
+        if groups is None:
             groups = {}
             for rule_file in load_workspace(task_dir / "environment" / "monitoring").rule_files:
                 for group in rule_file.groups:
                     groups[group.get("name")] = group
-            self._pristine_groups[key] = groups
-        return self._pristine_groups[key]
+            self._pristine_groups.put(key, groups)
+        return groups
 
     def clear_replays(self) -> None:
         """Forget every tool answer, so the next grades run promtool and amtool again (the

@@ -363,6 +363,22 @@ def test_http_reset_refuses_bad_arguments_with_422_and_an_oversized_body_with_41
     response = conn.getresponse()
     assert response.status == 413 and "request body over" in json.loads(response.read())["detail"]
     conn.close()
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+    conn.putrequest("POST", "/step")  # no length said: a chunked body is refused unread
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders()
+    response = conn.getresponse()
+    assert response.status == 411 and "Content-Length" in json.loads(response.read())["detail"]
+    conn.close()
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    with connect(f"ws://{where.hostname}:{where.port}/ws", max_size=None) as socket:
+        socket.send("x" * (5 << 20))  # a /ws message over the cap closes the socket (1009)
+        with pytest.raises(ConnectionClosed) as closed:
+            socket.recv(timeout=30)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
     assert _post(server_url + "/reset", {"seed": 7, **FRESH})["observation"]["task_id"]
 
 

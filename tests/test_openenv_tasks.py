@@ -28,6 +28,31 @@ def test_same_inputs_are_built_once_and_reused(tmp_path):
         == sorted([first.path.name, other.path.name])
 
 
+def test_the_cache_keeps_at_most_max_tasks_folders_and_never_evicts_a_held_one(tmp_path):
+    tasks = FreshTasks(tmp_path, max_tasks=3)
+    held = tasks.task("train", WORKFLOW, TIER, 100)  # the oldest, and still held by a session
+    for seed in range(101, 107):
+        FreshTasks.release(tasks.task("train", WORKFLOW, TIER, seed).path)
+        folders = [p for p in (tmp_path / "tasks").iterdir() if not p.name.startswith(".")]
+        assert len(folders) <= 3 and held.path in folders
+    assert sorted(p.name for p in folders) == sorted(
+        [held.path.name] + [tasks.task("train", WORKFLOW, TIER, s).path.name for s in (105, 106)])
+    fingerprint = task_fingerprint(held.path)
+    FreshTasks.release(held.path)
+    for seed in (107, 108):
+        FreshTasks.release(tasks.task("train", WORKFLOW, TIER, seed).path)
+    assert not held.path.exists()  # let go of, and the least recently used: evicted
+    again = tasks.task("train", WORKFLOW, TIER, 100)  # built again, alike
+    assert again.path == held.path and task_fingerprint(again.path) == fingerprint
+
+
+def test_a_cache_bound_below_one_is_refused(tmp_path):
+    from contract.errors import BadInput
+
+    with pytest.raises(BadInput, match="must be positive"):
+        FreshTasks(tmp_path, max_tasks=0)
+
+
 def test_a_changed_generator_names_new_folders(tmp_path, monkeypatch):
     before = FreshTasks(tmp_path).task("train", WORKFLOW, TIER, 11).path
     monkeypatch.setattr(fresh_tasks, "generator_version", lambda: "another generator")

@@ -119,3 +119,22 @@ def test_an_empty_variable_keeps_nothing(tmp_path, monkeypatch, value):
     store = ToolStore()
     store.put("routes", "k", ["r"])
     assert store.get("routes", "k") is None
+
+
+def test_the_pristine_memos_are_bounded_oldest_first():
+    """A long-lived server grades fresh tasks without end: the pristine memos keep at most
+    PRISTINE_CACHE_SIZE tasks, the oldest dropped first and computed again when asked."""
+    from grader.cache import PRISTINE_CACHE_SIZE, GradeCache
+
+    cache, computed = GradeCache(), []
+
+    def scores(key):
+        return cache.pristine_scores(key, lambda: computed.append(key) or {"R1": 1.0})
+
+    for n in range(PRISTINE_CACHE_SIZE + 40):
+        scores(f"task-{n}")
+    assert len(cache._pristine_scores.values) == PRISTINE_CACHE_SIZE
+    scores(f"task-{PRISTINE_CACHE_SIZE + 39}")  # the newest: kept
+    assert len(computed) == PRISTINE_CACHE_SIZE + 40
+    scores("task-0")  # the oldest: dropped, computed again
+    assert computed[-1] == "task-0" and len(computed) == PRISTINE_CACHE_SIZE + 41

@@ -185,6 +185,7 @@ def serve_openenv_command(args: argparse.Namespace) -> int:
     if args.web:
         os.environ[WEB_ENV] = "true"
     serve(args.host, args.port, args.tasks, args.state_dir, max_sessions=args.max_sessions,
+          max_fresh_tasks=args.max_fresh_tasks,
           idle_s=args.session_idle_timeout or None)
     return 0
 

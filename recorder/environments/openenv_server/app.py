@@ -21,6 +21,8 @@ import os
 import sys
 from pathlib import Path
 
+from recorder.environments.openenv_server.fresh_tasks import MAX_FRESH_TASKS
+
 MAX_SESSIONS = 4
 """Environments open at once by default (``--max-sessions``): each holds a private copy of a
 task's repo and grades through promtool and amtool; a session past it is refused, with
@@ -38,10 +40,12 @@ def web_enabled() -> bool:
 
 
 def build_app(tasks_dir: str | Path | None = None, state_dir: str | Path | None = None, *,
-              max_sessions: int = MAX_SESSIONS, idle_s: float | None = SESSION_IDLE_S):
+              max_sessions: int = MAX_SESSIONS, idle_s: float | None = SESSION_IDLE_S,
+              max_fresh_tasks: int = MAX_FRESH_TASKS):
     """The FastAPI app serving the bundled tasks under ``tasks_dir`` (default: tasks/) and
-    fresh tasks cached under ``state_dir`` (default: fresh_tasks.default_state_dir()), at most
-    ``max_sessions`` at once, each closed after ``idle_s`` seconds unused (None: never)."""
+    fresh tasks cached under ``state_dir`` (default: fresh_tasks.default_state_dir(), at most
+    ``max_fresh_tasks`` folders), at most ``max_sessions`` at once, each closed after
+    ``idle_s`` seconds unused (None: never)."""
     from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.types import ConcurrencyConfig
 
@@ -52,7 +56,7 @@ def build_app(tasks_dir: str | Path | None = None, state_dir: str | Path | None 
         AlertForgeState,
     )
 
-    factory = functools.partial(AlertForgeEnvironment, tasks_dir, state_dir)
+    factory = functools.partial(AlertForgeEnvironment, tasks_dir, state_dir, max_fresh_tasks)
     limits = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_s)
     app = create_app(factory, AlertForgeAction, AlertForgeObservation, env_name="alertforge",
                      concurrency_config=limits, state_cls=AlertForgeState,
@@ -69,7 +73,8 @@ with HTTP 413 before it is read."""
 def _guard(app) -> None:
     """Refused reset arguments answer HTTP 422 with the reason (not 500 and a traceback, as
     on the ``/ws`` path, which already says why); a body over :data:`MAX_BODY_BYTES` (by its
-    ``Content-Length``) answers 413 unread."""
+    ``Content-Length``) answers 413 unread, a body without a length (chunked) 411 unread.
+    A ``/ws`` message over the same size closes the socket (uvicorn's ``ws_max_size``)."""
     from fastapi.responses import JSONResponse
 
     from recorder.environments.openenv_server.fresh_tasks import ResetRefused
@@ -80,6 +85,10 @@ def _guard(app) -> None:
 
     @app.middleware("http")
     async def bounded(request, call_next):
+        if "transfer-encoding" in request.headers and "content-length" not in request.headers:
+            return JSONResponse(status_code=411, content={
+                "detail": "a request body must say its length (Content-Length); chunked bodies "
+                          "are not taken"})
         length = request.headers.get("content-length") or "0"
         if not length.isdigit() or int(length) > MAX_BODY_BYTES:
             return JSONResponse(status_code=413, content={
@@ -89,6 +98,7 @@ def _guard(app) -> None:
 
 def serve(host: str = "127.0.0.1", port: int = 8001, tasks_dir: str | Path | None = None,
           state_dir: str | Path | None = None, *, max_sessions: int = MAX_SESSIONS,
+          max_fresh_tasks: int = MAX_FRESH_TASKS,
           idle_s: float | None = SESSION_IDLE_S) -> None:
     """Serve until interrupted (prints the URL once the app is built); ``max_sessions`` and
     ``idle_s`` as :func:`build_app`.
@@ -98,8 +108,8 @@ def serve(host: str = "127.0.0.1", port: int = 8001, tasks_dir: str | Path | Non
     """
     from contract.errors import BadInput
 
-    if max_sessions < 1 or (idle_s is not None and idle_s <= 0):
-        raise BadInput("--max-sessions/--session-idle-timeout", "must be positive")
+    if max_sessions < 1 or max_fresh_tasks < 1 or (idle_s is not None and idle_s <= 0):
+        raise BadInput("--max-sessions/--session-idle-timeout/--max-fresh-tasks", "must be positive")
     if not web_enabled() and "gradio" not in sys.modules:
         sys.modules["gradio"] = None  # openenv then skips its web interface module
     import uvicorn
@@ -107,10 +117,11 @@ def serve(host: str = "127.0.0.1", port: int = 8001, tasks_dir: str | Path | Non
     from recorder.environments.openenv_server.environment import AlertForgeEnvironment
 
     AlertForgeEnvironment(tasks_dir, state_dir).close()  # BadInput now, not on the first session
-    app = build_app(tasks_dir, state_dir, max_sessions=max_sessions, idle_s=idle_s)
+    app = build_app(tasks_dir, state_dir, max_sessions=max_sessions, idle_s=idle_s,
+                    max_fresh_tasks=max_fresh_tasks)
     web = f" (web interface on http://{host}:{port}/web/)" if web_enabled() else ""
     print(f"OpenEnv server for alertforge tasks on http://{host}:{port}{web}", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=MAX_BODY_BYTES)
 
 
 def add_limit_options(parser) -> None:
@@ -119,6 +130,9 @@ def add_limit_options(parser) -> None:
                         help=f"environments open at once (default {MAX_SESSIONS}); more are refused until one ends")
     parser.add_argument("--session-idle-timeout", type=float, default=SESSION_IDLE_S, metavar="SECONDS",
                         help=f"close a session unused this long (default {SESSION_IDLE_S:.0f}; 0: never)")
+    parser.add_argument("--max-fresh-tasks", type=int, default=MAX_FRESH_TASKS, metavar="N",
+                        help=f"fresh task folders kept in the state dir (default {MAX_FRESH_TASKS}); "
+                             "the least recently used go first, never one a session holds")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     add_limit_options(parser)
     args = parser.parse_args(argv)
     serve(args.host, args.port, args.tasks, args.state_dir, max_sessions=args.max_sessions,
+          max_fresh_tasks=args.max_fresh_tasks,
           idle_s=args.session_idle_timeout or None)
     return 0
 

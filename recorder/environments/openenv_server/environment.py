@@ -34,7 +34,7 @@ from pydantic import Field
 from contract.paths import task_dirs
 from contract.version import __version__
 from recorder.environments.graded import GradedWorkspace
-from recorder.environments.openenv_server.fresh_tasks import FreshTasks
+from recorder.environments.openenv_server.fresh_tasks import MAX_FRESH_TASKS, FreshTasks
 from recorder.environments.openenv_server.mcp_tools import tool_server
 from recorder.environments.openenv_server.reset_args import Episode, choose
 
@@ -100,10 +100,12 @@ class AlertForgeEnvironment(MCPEnvironment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, tasks_dir: str | Path | None = None, state_dir: str | Path | None = None):
+    def __init__(self, tasks_dir: str | Path | None = None, state_dir: str | Path | None = None,
+                 max_fresh_tasks: int = MAX_FRESH_TASKS):
         super().__init__(tool_server(self._act_as_tool))
         self.tasks = task_dirs(tasks_dir)
-        self.fresh = FreshTasks(state_dir)
+        self.fresh = FreshTasks(state_dir, max_fresh_tasks)
+        self._held: Path | None = None
         self.workspace: GradedWorkspace | None = None
         self.episode: Episode | None = None
         self._lock = threading.Lock()
@@ -127,6 +129,8 @@ class AlertForgeEnvironment(MCPEnvironment):
         with self._lock:
             episode = choose(self.tasks, self.fresh, seed, kwargs)
             self._end_episode()
+            if episode.task_dir.parent == self.fresh.cache_dir:  # a fresh task: held until the end
+                self._held = episode.task_dir
             self.episode = episode
             self.workspace = GradedWorkspace(episode.task_dir, prefix="alertforge-openenv-")
             graded = self.workspace.grade()
@@ -203,6 +207,9 @@ class AlertForgeEnvironment(MCPEnvironment):
         if self.workspace is not None:
             self.workspace.close()
         self.workspace = None
+        if self._held is not None:  # the fresh task's folder may now be evicted
+            self.fresh.release(self._held)
+            self._held = None
 
     def close(self) -> None:
         """Remove the episode's workspace and let go of the tool server."""

@@ -17,6 +17,11 @@ by the digest of its inputs, of :func:`generator_version` and (held-out) of the 
 so the same inputs give the same folder and a changed generator or master seed new ones.
 The master seed is read from the environment variable :data:`MASTER_SEED_ENV`, else from
 ``<state dir>/heldout-master-seed`` (created with 256 random bits, mode 0600, on first use).
+
+The cache is bounded: at most ``max_tasks`` folders (:data:`MAX_FRESH_TASKS` by default); a
+folder's mtime is set each time it is handed out, and building one past the bound removes the
+least recently handed out first, never one a session of this process still holds
+(:meth:`FreshTasks.task` holds it, :meth:`FreshTasks.release` lets go).
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ import hashlib
 import hmac
 import os
 import secrets
+import shutil
+import threading
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +52,11 @@ TRAIN_SEED_LIMIT = 2**32
 """Train seeds are below this; held-out generator seeds are at or above it."""
 MASTER_SEED_ENV = "ALERTFORGE_HELDOUT_SEED"
 MASTER_SEED_FILE = "heldout-master-seed"
+MAX_FRESH_TASKS = 256
+"""Fresh task folders the cache keeps by default (about 60-200 kB each)."""
+_HELD: Counter = Counter()
+"""Folders the sessions of this process hold (a count per path), never evicted."""
+_HELD_LOCK = threading.Lock()
 ATTEMPTS = 20
 """Generator seeds tried for one task before giving up: a seed whose scenarios admit no safe
 check time (the generator's CatalogError, rare) is replaced by the next derived one."""
@@ -100,12 +113,41 @@ class FreshTasks:
             which the generator finds no task (the server reports it to the client).
     """
 
-    def __init__(self, state_dir: str | Path | None = None):
+    def __init__(self, state_dir: str | Path | None = None, max_tasks: int = MAX_FRESH_TASKS):
+        if max_tasks < 1:
+            raise BadInput("--max-fresh-tasks", "must be positive")
         self.state_dir = Path(state_dir) if state_dir else default_state_dir()
         self.cache_dir = self.state_dir / "tasks"
+        self.max_tasks = max_tasks
+
+    @staticmethod
+    def release(path: Path) -> None:
+        """Let go of a folder :meth:`task` handed out (a session ended); it may be evicted."""
+        with _HELD_LOCK:
+            _HELD[path] -= 1
+            if _HELD[path] <= 0:
+                del _HELD[path]
+
+    def _evict(self) -> None:
+        """Remove the least recently handed out folders past ``max_tasks`` (not held ones);
+        called with the cache's lock taken."""
+        folders = [p for p in self.cache_dir.iterdir()
+                   if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")]
+        excess = len(folders) - self.max_tasks
+        if excess <= 0:
+            return
+        with _HELD_LOCK:
+            held = set(_HELD)
+        for folder in sorted(folders, key=lambda p: p.stat().st_mtime_ns):
+            if excess <= 0:
+                break
+            if folder not in held:
+                shutil.rmtree(folder, ignore_errors=True)
+                excess -= 1
 
     def task(self, split: str, workflow: str, tier: str, seed: int) -> FreshTask:
-        """The task folder of these inputs: from the cache, else generated now (about 0.3 s)."""
+        """The task folder of these inputs: from the cache, else generated now (about 0.3 s).
+        The folder is held until :meth:`release` is called with its path."""
         from tasks.generator.generate import TIERS
         from tasks.generator.workflows import implemented
 
@@ -125,11 +167,14 @@ class FreshTasks:
         folder = f"{tid}-{key}"
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         path = self.cache_dir / folder
-        if not (path / "task.toml").is_file():
-            with open(self.cache_dir / ".lock", "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time (sessions, processes)
-                if not (path / "task.toml").is_file():
-                    self._build(path, tid, split, workflow, tier, seed)
+        with open(self.cache_dir / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time (sessions, processes)
+            if not (path / "task.toml").is_file():
+                self._build(path, tid, split, workflow, tier, seed)
+            os.utime(path)  # handed out now: the least recently used are evicted first
+            with _HELD_LOCK:
+                _HELD[path] += 1
+            self._evict()
         return FreshTask(path=path, task_id=tid, split=split, workflow=workflow, tier=tier,
                          seed=seed)
 
