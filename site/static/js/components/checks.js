@@ -2,6 +2,7 @@
 
 import { el, clear, fill } from "../lib/dom.js";
 import { clip } from "../lib/format.js";
+import { failureRoots, sharedRoots } from "../lib/roots.js";
 
 // the longest detail or cause line the panel shows (lib/format.js clip; the inspector shows more)
 const PANEL_TEXT = 600;
@@ -257,44 +258,12 @@ export function renderChecks(container, summary, catalog, onSelectCheck, onOpenB
 
 const FLIPS_NAMED = 6;
 
-const UNLOADED = /^(\S+)(?: line \d+)? does not load/;
-const UNDEFINED = /defines (?:an alerting rule named )?(\S+)/;
-
-/**
- * The root a failing check shares with others, from its recorded cause: a file that does not
- * load (its syntax check, and every check that cannot be graded without it), or an alert no
- * rule defines (every check of that alert; all of them under the first rule file that does not
- * load, when one does not). Null for a failure of its own.
- */
-function rootOf(cause, brokenRules) {
-  if (!cause || typeof cause.kind !== "string") return null;
-  const summary = String(cause.summary || "");
-  if (cause.kind === "syntax-error" || cause.kind.endsWith("-unloaded")) {
-    const file = UNLOADED.exec(summary);
-    return file ? `${file[1]} does not load` : `${cause.kind}`;
-  }
-  if (cause.kind === "alert-undefined" || cause.kind === "preservation-removed") {
-    if (brokenRules) return `${brokenRules} does not load`;
-    const alert = UNDEFINED.exec(summary);
-    return cause.kind === "alert-undefined" && alert ? `no rule defines ${alert[1]}` : null;
-  }
-  return null;
-}
-
 /** Mark each failing item with its root and list the roots two or more checks share. */
 function markRoots(items, container) {
   const failing = items.filter((entry) => entry.state === "fail");
-  const broken = failing.map((entry) => entry.why && entry.why.cause)
-    .filter((cause) => cause && cause.kind === "syntax-error")
-    .map((cause) => (UNLOADED.exec(String(cause.summary || "")) || [])[1])
-    .find((file) => file && !file.startsWith("alertmanager")) || null;
-  const roots = new Map();
-  for (const entry of items) {
-    const root = entry.state === "fail" ? rootOf(entry.why && entry.why.cause, broken) : null;
-    entry.item.dataset.root = root || "";
-    if (root) roots.set(root, (roots.get(root) || 0) + 1);
-  }
-  const shared = [...roots].filter(([, count]) => count > 1).sort((a, b) => b[1] - a[1]);
+  const roots = failureRoots(failing.map((entry) => ({ id: entry.check.id, cause: entry.why && entry.why.cause })));
+  for (const entry of items) entry.item.dataset.root = (entry.state === "fail" && roots.get(entry.check.id)) || "";
+  const shared = sharedRoots(roots);
   const box = document.getElementById("checks-roots");
   const list = document.getElementById("checks-roots-list");
   if (!box || !list) return;

@@ -8,7 +8,10 @@
 //   #divergence         the first step where the runs differ: [data-step=n][data-what="tool call,check states"],
 //                       data-step="" when they never differ; links a.diverge-a / a.diverge-b open each run there
 //   #compare-curve-svg  path#curve-a and path#curve-b (data-totals: comma-joined totals), line#diverge-line
-//   #compare-checks     tr[data-check-id][data-a][data-b] (pass|fail|na|none) for checks whose final state differs
+//   #compare-checks     tr[data-check-id][data-a][data-b] (pass|fail|na|none) for checks whose final state differs;
+//                       those failing on one side for a root two or more of them share (lib/roots.js) in
+//                       tbody.root-group[data-side=a|b][data-root][data-count], folded under its tr.root-row
+//                       (button.root-toggle[aria-expanded] unfolds it); the others in tbody.root-others
 //   #compare-requirements tr[data-req] with td[data-side=a|b][data-q][data-s]
 //   #compare-episode    two episode runs: aligned actions, reward sums, score parts (episode-compare.js);
 //                       the checks and requirements panels are hidden then
@@ -18,6 +21,7 @@ import { byId, el, fill, svg, clear, showPageError } from "../lib/dom.js";
 import { blameAt, causeAt, failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "../lib/data.js";
 import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
 import { pageQuery, readParams, writeParams } from "../lib/params.js";
+import { failureRoots, sharedRoots } from "../lib/roots.js";
 
 const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
 const STATE_WORDS = { pass: "passes", fail: "fails", na: "not applicable", none: "not graded" };
@@ -145,31 +149,88 @@ function stateCell(run, n, index, check, side) {
   );
 }
 
+function checkRow(a, b, na, nb, check, index) {
+  const sa = stateAt(a.steps[na], index);
+  const sb = stateAt(b.steps[nb], index);
+  return el(
+    "tr",
+    { dataset: { checkId: check.id, a: STATE_NAMES[sa], b: STATE_NAMES[sb] } },
+    el("th", { scope: "row" }, el("div", { class: "check-label" }, check.label || check.id), el("div", { class: "check-meta" }, el("span", { class: "family" }, check.family || ""), " ", el("code", null, check.id))),
+    stateCell(a, na, index, check, "a"),
+    stateCell(b, nb, index, check, "b"),
+  );
+}
+
+/** The root (lib/roots.js, as the run view's checks panel finds it) of each check failing at run's step n. */
+function rootsAt(run, n, task) {
+  const failing = [];
+  task.checks.forEach((check, index) => {
+    if (stateAt(run.steps[n], index) === "0") failing.push({ id: check.id, cause: causeAt(run, n, check.id) });
+  });
+  return failureRoots(failing);
+}
+
+/**
+ * The differing checks `differing` ([{check, index}]) split into the groups of a root that two
+ * or more of them share on the side that fails them ({side, root, members}, most members first),
+ * and the others (catalog order).
+ */
+function groupByRoot(a, b, task, differing) {
+  const roots = { a: rootsAt(a, a.steps.length - 1, task), b: rootsAt(b, b.steps.length - 1, task) };
+  const last = { a: a.steps.at(-1), b: b.steps.at(-1) };
+  const rootOfRow = ({ check, index }) => {
+    const side = ["a", "b"].find((name) => stateAt(last[name], index) === "0");
+    const root = side && roots[side].get(check.id);
+    return root ? { side, root, key: JSON.stringify([side, root]) } : null;
+  };
+  const found = new Map(differing.map((entry) => [entry.check.id, rootOfRow(entry)]));
+  const keys = new Map([...found].filter(([, place]) => place !== null).map(([id, place]) => [id, place.key]));
+  const groups = sharedRoots(keys).map(([key]) => {
+    const [side, root] = JSON.parse(key);
+    return { side, root, members: differing.filter((entry) => keys.get(entry.check.id) === key) };
+  });
+  const grouped = new Set(groups.flatMap((group) => group.members.map((entry) => entry.check.id)));
+  return { groups, others: differing.filter((entry) => !grouped.has(entry.check.id)) };
+}
+
+/** One root's group: a heading row (the root, the run failing it, the count, a fold button) and its rows, folded. */
+function rootGroup(group, rows) {
+  const toggle = el("button", { type: "button", class: "button root-toggle", "aria-expanded": "false" }, `Show the ${group.members.length} checks`);
+  const heading = el("tr", { class: "root-row" }, el("th", { scope: "rowgroup", colspan: "3" },
+    el("span", { class: "root-run" }, `Run ${group.side.toUpperCase()} fails`), " ",
+    el("span", { class: "root-name" }, group.root), " ",
+    el("span", { class: "count root-count" }, `${group.members.length} checks`), " ", toggle));
+  for (const row of rows) row.hidden = true;
+  toggle.addEventListener("click", () => {
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    fill(toggle, open ? "Hide them" : `Show the ${group.members.length} checks`);
+    for (const row of rows) row.hidden = !open;
+  });
+  return el("tbody", { class: "root-group", dataset: { side: group.side, root: group.root, count: String(group.members.length) } }, heading, rows);
+}
+
 function renderChecks(a, b, task) {
   const target = clear(byId("compare-checks"));
   const na = a.steps.length - 1;
   const nb = b.steps.length - 1;
-  const rows = [];
+  const differing = [];
   task.checks.forEach((check, index) => {
-    const sa = stateAt(a.steps[na], index);
-    const sb = stateAt(b.steps[nb], index);
-    if (sa === sb) return;
-    rows.push(
-      el(
-        "tr",
-        { dataset: { checkId: check.id, a: STATE_NAMES[sa], b: STATE_NAMES[sb] } },
-        el("th", { scope: "row" }, el("div", { class: "check-label" }, check.label || check.id), el("div", { class: "check-meta" }, el("span", { class: "family" }, check.family || ""), " ", el("code", null, check.id))),
-        stateCell(a, na, index, check, "a"),
-        stateCell(b, nb, index, check, "b"),
-      ),
-    );
+    if (stateAt(a.steps[na], index) !== stateAt(b.steps[nb], index)) differing.push({ check, index });
   });
-  fill(byId("compare-checks-count"), String(rows.length));
-  if (rows.length === 0) {
+  fill(byId("compare-checks-count"), String(differing.length));
+  if (differing.length === 0) {
     target.append(el("p", { class: "empty", id: "compare-checks-empty" }, "Every check ends in the same state in both runs."));
     return;
   }
-  target.append(el("table", { class: "data-table compare-table" }, el("thead", null, el("tr", null, el("th", { scope: "col" }, "Check"), el("th", { scope: "col" }, "A"), el("th", { scope: "col" }, "B"))), el("tbody", null, rows)));
+  const row = ({ check, index }) => checkRow(a, b, na, nb, check, index);
+  const { groups, others } = groupByRoot(a, b, task, differing);
+  const bodies = groups.map((group) => rootGroup(group, group.members.map(row)));
+  if (others.length) {
+    const heading = groups.length ? el("tr", { class: "root-row" }, el("th", { scope: "rowgroup", colspan: "3" }, "Each failing for a reason of its own")) : null;
+    bodies.push(el("tbody", { class: "root-others" }, heading, others.map(row)));
+  }
+  target.append(el("table", { class: "data-table compare-table" }, el("thead", null, el("tr", null, el("th", { scope: "col" }, "Check"), el("th", { scope: "col" }, "A"), el("th", { scope: "col" }, "B"))), bodies));
 }
 
 function score(run, id) {
