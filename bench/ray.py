@@ -2,7 +2,7 @@
 
 Records the same reference runs (oracle, nop, partial on the first N tasks) four ways, each
 into a fresh folder with a cold grader: the local pool with ``-j 1`` and ``-j 2``, and a
-local Ray head (127.0.0.1, :class:`recorder.engine.local_head.LocalHead`) with 1 and then 2
+local Ray head (127.0.0.1, :class:`engine.local_head.LocalHead`) with 1 and then 2
 worker slots. Graded steps are the runs' ``timings.grades``; time is the wall time of
 ``record_reference`` (Ray: after connecting and the start-up check). Prints graded steps
 per second for each, the overhead per grade (Ray 1 worker against the local ``-j 1``, and
@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from contract.paths import TASKS_DIR, task_dirs
+from engine import LocalEngine
+from engine.local_head import LocalHead
 from grader.grade import DEFAULT_GRADER
-from recorder.engine import LocalEngine
-from recorder.engine.local_head import LocalHead
 from recorder.reference_runs import record_reference
 
 POLICIES = ["oracle", "nop", "partial"]
@@ -59,7 +59,7 @@ def on_ray(tasks: list[Path], cpus: int) -> tuple[int, float, float, float]:
     (s) of an empty Ray task."""
     import ray
 
-    from recorder.engine.ray_engine import RayEngine
+    from engine.ray_engine import RayEngine
 
     head = LocalHead.start(cpus=cpus)
     try:

@@ -118,7 +118,7 @@ class GradeResult(Strict):
     when none does): the check, the inhibit rule, and whether each mutes the target."""
     worker: str | None = None
     """The Ray worker that made this grade, ``<node ip>/<worker id, 8 hex>`` (set only when
-    graded on a Ray cluster, :mod:`recorder.engine`); like ``timings``, not part of what the
+    graded on a Ray cluster, :mod:`engine`); like ``timings``, not part of what the
     same inputs reproduce."""
 
     def missing_keys(self) -> list[str]:

@@ -29,10 +29,10 @@ from pathlib import Path
 from contract.errors import BadInput
 from contract.files import dump_json, read_json
 from contract.text import counted
+from engine import Engine, LocalEngine
 from grader.grade import DEFAULT_GRADER, grade
 from grader.score import case_role
 from recorder import delivery
-from recorder.engine import Engine, LocalEngine
 from recorder.environments.workspace import run_tool
 from recorder.policies import make_agent
 from recorder.reference.context import Context, NotApplicable, context_for_task

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from contract.errors import BadInput
-from recorder.engine import Engine, LocalEngine
+from engine import Engine, LocalEngine
 from recorder.record import record_run
 from recorder.reference.context import context_for_task
 from recorder.reference.mutations import applicable
@@ -56,7 +56,7 @@ def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
     :func:`demo_policies`). ``mutants`` adds that many ``mutant`` runs per task (seeds 1..N,
     each 1-3 seeded mistakes). ``jobs`` worker processes (1: in this process) of the local
     ``engine`` (default); a Ray engine records in this process, grading on the cluster
-    (:mod:`recorder.engine`). Raises the first worker's error.
+    (:mod:`engine`). Raises the first worker's error.
     """
     engine = engine or LocalEngine()
     out = Path(out)

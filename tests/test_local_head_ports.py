@@ -1,4 +1,4 @@
-"""recorder/engine/local_head.py's port choice: the Ray head's named ports and its workers'
+"""engine/local_head.py's port choice: the Ray head's named ports and its workers'
 range never overlap (a CI run failed with `ray start`'s "port 51965 that is used by other
 components": the gcs port, picked free by the kernel, had landed inside the workers' range)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from recorder.engine.local_head import PORT_OPTIONS, WORKER_PORTS, pick_ports
+from engine.local_head import PORT_OPTIONS, WORKER_PORTS, pick_ports
 
 
 def test_named_ports_avoid_the_worker_range_and_each_other():

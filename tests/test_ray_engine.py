@@ -24,8 +24,8 @@ import pytest
 
 from contract.errors import ClusterFailure
 from contract.paths import TASKS_DIR, task_dirs
-from recorder.engine import LocalEngine, ray_worker
-from recorder.engine.local_head import LocalHead, free_port
+from engine import LocalEngine, ray_worker
+from engine.local_head import LocalHead, free_port
 
 ray = pytest.importorskip("ray")
 
@@ -59,7 +59,7 @@ def head():
 
 @pytest.fixture(scope="module")
 def engine(head):
-    from recorder.engine.ray_engine import RayEngine
+    from engine.ray_engine import RayEngine
 
     saved = os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
     connected = RayEngine.connect(head.address)
@@ -223,7 +223,7 @@ def test_a_driver_killed_mid_run_resumes_on_ray_to_the_local_run(head, local_ref
 
 @pytest.mark.sweep
 def test_a_job_that_kills_every_worker_it_runs_on_is_reported(engine):
-    from recorder.engine.ray_engine import ATTEMPTS
+    from engine.ray_engine import ATTEMPTS
 
     future = engine.submit_job(os._exit, (3,))
     with pytest.raises(ClusterFailure, match=f"failed on {ATTEMPTS} Ray workers in a row"):
@@ -263,7 +263,7 @@ def test_ray_to_an_address_where_nothing_listens_exits_1_at_once():
 
 
 def test_ray_address_variable_chooses_ray_and_a_dead_one_is_an_error(monkeypatch):
-    from recorder.engine import engine_for
+    from engine import engine_for
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert isinstance(engine_for(None), LocalEngine)

@@ -76,12 +76,12 @@ def add_engine_option(parser: argparse.ArgumentParser) -> None:
 
 
 def engine(args: argparse.Namespace):
-    """The engine ``--ray`` / ``$RAY_ADDRESS`` asks for (:func:`recorder.engine.engine_for`).
+    """The engine ``--ray`` / ``$RAY_ADDRESS`` asks for (:func:`engine.engine_for`).
 
     Raises:
         contract.errors.ClusterFailure: the cluster cannot be reached or fails its check.
     """
-    from recorder.engine import engine_for
+    from engine import engine_for
 
     return engine_for(getattr(args, "ray", None))
 

@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from engine.local import GRADING_ROUTE
 from grader.grade import check_states, grade
 from recorder.environments.workspace import FILE_CHANGING_TOOLS, ToolResult, run_tool
-
-GRADING_ROUTE = threading.local()
-"""Where this thread's graded workspaces grade: ``GRADING_ROUTE.grade(task_dir, root)`` when
-set (a Ray engine's driver threads, :mod:`recorder.engine.ray_engine`), else
-:func:`grader.grade.grade` in this process. The route returns the same GradeResult."""
 
 
 def grade_summary(result: dict, previous_reward: float | None) -> dict:

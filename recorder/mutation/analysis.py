@@ -4,7 +4,7 @@ killed: the targeted requirement's ``s`` < 1 and the reward < 1 (issue 14 part 2
 Otherwise the equivalence probe (:mod:`recorder.mutation.equivalence`) decides:
 equivalent when the real tools give the oracle's results on every probe (the number of
 probes is the proof), survived when one differs (the first differing probe is the witness).
-Tasks run in the engine's workers (:mod:`recorder.engine`: local processes or Ray), one
+Tasks run in the engine's workers (:mod:`engine`: local processes or Ray), one
 task per job, so each worker keeps the grader's pristine scores and the oracle's probe
 readings of the task it grades.
 """
@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from contract.errors import BadInput, ToolFailure
+from engine import Engine, LocalEngine
 from grader.grade import grade, load_catalog
-from recorder.engine import Engine, LocalEngine
 from recorder.mutation.equivalence import probe
 from recorder.mutation.operators import Mutant, mutants, operator_table, oracle_workspace
 from recorder.reference.context import Files, context_for_task

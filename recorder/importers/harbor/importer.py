@@ -28,8 +28,8 @@ from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog
 from contract.task_roots import task_fingerprint, task_id_of
 from contract.untrusted import Tree
+from engine import Engine, LocalEngine
 from recorder import run_format
-from recorder.engine import Engine, LocalEngine
 from recorder.importers.harbor.job_files import ReadBudget
 from recorder.importers.harbor.media import Media, collect_media
 from recorder.importers.harbor.normalize import normalize_steps, take_agent, validation_errors

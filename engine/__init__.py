@@ -1,9 +1,9 @@
 """Where the heavy commands' grades run: this machine's process pool, or a Ray cluster.
 
 ``record-reference``, ``gate``, ``import-harbor`` and the mutation analysis take an
-:class:`~recorder.engine.local.Engine` and change by that parameter only: the local engine
-(:mod:`recorder.engine.local`) is the process pool they always had; ``--ray ADDRESS`` (or
-``RAY_ADDRESS``) gives :class:`~recorder.engine.ray_engine.RayEngine`, whose workers grade
+:class:`~engine.local.Engine` and change by that parameter only: the local engine
+(:mod:`engine.local`) is the process pool they always had; ``--ray ADDRESS`` (or
+``RAY_ADDRESS``) gives :class:`~engine.ray_engine.RayEngine`, whose workers grade
 and return results while this process (the driver) writes every run.
 """
 
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 
-from recorder.engine.local import Engine, LocalEngine
+from engine.local import Engine, LocalEngine
 
 __all__ = ["Engine", "LocalEngine", "engine_for"]
 
 
 def engine_for(address: str | None) -> Engine:
     """The engine ``--ray ADDRESS`` asks for: a connected, checked
-    :class:`~recorder.engine.ray_engine.RayEngine` for an address (else ``RAY_ADDRESS``), the
+    :class:`~engine.ray_engine.RayEngine` for an address (else ``RAY_ADDRESS``), the
     :class:`LocalEngine` when neither is given.
 
     Raises:
@@ -28,6 +28,6 @@ def engine_for(address: str | None) -> Engine:
     address = address or os.environ.get("RAY_ADDRESS") or None
     if not address:
         return LocalEngine()
-    from recorder.engine.ray_engine import RayEngine
+    from engine.ray_engine import RayEngine
 
     return RayEngine.connect(address)

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from recorder.engine.ray_worker import CACHE_ENV
+from engine.ray_worker import CACHE_ENV
 
 PORT_OPTIONS = ("port", "node-manager-port", "object-manager-port", "dashboard-port",
                 "dashboard-agent-listen-port", "dashboard-agent-grpc-port", "metrics-export-port",

@@ -3,11 +3,11 @@
 Two kinds of job (:meth:`RayEngine.pool`):
 
 - jobs that only compute (a gate case, the mutation analysis of a task) run whole on a Ray
-  worker (:func:`recorder.engine.ray_worker.run_job`); their result comes back to the driver.
+  worker (:func:`engine.ray_worker.run_job`); their result comes back to the driver.
 - jobs that write run folders (``record-reference``'s runs, ``import-harbor``'s trials) run in
   driver threads through the one run lifecycle (:mod:`recorder.run_store`), and each grade
   they ask for is a Ray task (:meth:`RayEngine.grade`, installed as
-  :data:`recorder.environments.graded.GRADING_ROUTE`): workers grade and return results,
+  :data:`engine.local.GRADING_ROUTE`): workers grade and return results,
   the driver alone writes, and a resume after a driver crash is the local one.
 
 Task folders reach workers through Ray's object store (:func:`ray_worker.bundle`, put once
@@ -35,8 +35,8 @@ from tqdm import tqdm
 
 from contract.errors import ClusterFailure
 from contract.text import counted as plural_count
-from recorder.engine import ray_worker
-from recorder.engine.local import grades_line
+from engine import ray_worker
+from engine.local import GRADING_ROUTE, grades_line
 
 ATTEMPTS = 4
 """Tries of one Ray task when its worker dies (Ray's ``max_retries`` + 1)."""
@@ -251,8 +251,6 @@ class RayEngine:
         (``jobs``, the local process count, is not used: the cluster's CPUs decide)."""
         if writes:
             def route() -> None:
-                from recorder.environments.graded import GRADING_ROUTE
-
                 GRADING_ROUTE.grade = self.grade
 
             return ThreadPoolExecutor(max_workers=THREADS_PER_WORKER * self.workers,

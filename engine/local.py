@@ -10,6 +10,7 @@ grades per second). Every job's grades are counted where they run: a job is wrap
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -20,6 +21,12 @@ from tqdm import tqdm
 
 from contract.processes import worker_pool
 from contract.text import counted as plural_count
+
+GRADING_ROUTE = threading.local()
+"""Where this thread's graded workspaces (recorder.environments.graded) grade:
+``GRADING_ROUTE.grade(task_dir, root)`` when set (a Ray engine's driver threads,
+:mod:`engine.ray_engine`), else :func:`grader.grade.grade` in this process. The route returns
+the same GradeResult."""
 
 
 def counted(fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:

@@ -135,7 +135,7 @@ def run_job(fn, args: tuple, tasks: dict[str, tuple[str, Any]]) -> tuple[str, An
     grades made, worker name)``."""
     import ray
 
-    from recorder.engine.local import counted
+    from engine.local import counted
 
     folders = {}
     for path, (digest, ref) in tasks.items():
