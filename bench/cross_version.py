@@ -62,7 +62,8 @@ def grade_mutants(tasks: list[Path], jobs: int) -> dict[str, dict]:
 def _grade_task_mutants(task: str) -> dict[str, dict]:
     from grader.grade import grade
     from recorder.mutation.analysis import write_workspace
-    from recorder.mutation.operators import mutants, operator_table
+    from recorder.mutation.operators import mutants
+    from recorder.mutation.table import operator_table
     from recorder.reference.mutations import context_for_task
 
     task_dir = Path(task)

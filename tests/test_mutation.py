@@ -23,12 +23,12 @@ from recorder.mutation.analysis import EQUIVALENT, KILLED, classify, write_works
 from recorder.mutation.operators import (
     Mutant,
     mutants,
-    operator_table,
     oracle_workspace,
     same_config,
 )
 from recorder.mutation.rule_conditions import _per_pod, _scaled_threshold, _scaled_windows
 from recorder.mutation.rule_edits import duration, seconds
+from recorder.mutation.table import operator_table
 from recorder.reference.context import context_for_task, dump_doc, find_rule, load_doc
 
 STORM = TASKS_DIR / "af-007-alert-storm-cleanup-easy-s1"

@@ -43,8 +43,8 @@ def mutate_command(args: argparse.Namespace) -> int:
     """
     from recorder.gate import select_tasks
     from recorder.mutation.analysis import run_analysis
-    from recorder.mutation.operators import operator_table
     from recorder.mutation.report import format_report, write_report
+    from recorder.mutation.table import operator_table
 
     table = operator_table()
     names = csv(args.operators, "--operators")

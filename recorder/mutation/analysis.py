@@ -20,7 +20,8 @@ from contract.errors import BadInput, ToolFailure
 from engine import Engine, LocalEngine
 from grader.grade import grade, load_catalog
 from recorder.mutation.equivalence import probe
-from recorder.mutation.operators import Mutant, mutants, operator_table, oracle_workspace
+from recorder.mutation.operators import Mutant, mutants, oracle_workspace
+from recorder.mutation.table import operator_table
 from recorder.reference.context import Files, context_for_task
 
 KILLED, SURVIVED, EQUIVALENT, ERROR = "killed", "survived", "equivalent", "error"

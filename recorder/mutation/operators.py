@@ -1,10 +1,12 @@
-"""The mutation operator table, and the mutants it yields from a task's oracle workspace.
+"""What a mutation operator is, and the mutants operators yield from a task's oracle workspace.
 
 An operator is a field mistake (a widened matcher, a dropped ``for``, a doubled threshold)
 applied to the oracle's solution over the pristine repo. It declares the requirement kinds
 it targets and the check families that must see it; for every applicable site (a
 requirement, or a part of one) it yields a full set of workspace files. A mutant whose files
-parse to the same YAML as the oracle's is dropped: no operator ever yields a no-op.
+parse to the same YAML as the oracle's is dropped: no operator ever yields a no-op. The
+table of every operator is :func:`recorder.mutation.table.operator_table` (the operator
+families import this module; this module imports none of them).
 """
 
 from __future__ import annotations
@@ -71,27 +73,6 @@ def _parsed(text: str | None):
 def same_config(a: Files, b: Files) -> bool:
     """True when ``a`` and ``b`` hold the same files with the same parsed YAML (or text)."""
     return all(_parsed(a.get(p)) == _parsed(b.get(p)) for p in {*a, *b})
-
-
-def operator_table() -> dict[str, Operator]:
-    """Every operator by name, families in order: rule conditions, rule metadata, routing,
-    delivery (where pages go and when), inhibition."""
-    from recorder.mutation import (
-        delivery_operators,
-        inhibition_operators,
-        routing_operators,
-        rule_conditions,
-        rule_metadata,
-    )
-
-    table: dict[str, Operator] = {}
-    for module in (rule_conditions, rule_metadata, routing_operators, delivery_operators,
-                   inhibition_operators):
-        for op in module.OPERATORS:
-            if op.name in table:
-                raise ValueError(f"operator {op.name} defined twice")
-            table[op.name] = op
-    return table
 
 
 def mutants(ctx: Context, operators: list[Operator]) -> tuple[list[Mutant], dict[str, str]]:
