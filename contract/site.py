@@ -169,7 +169,10 @@ class RunRow(Strict):
     policy: str | None
     agent: str | None = None
     model: str | None
-    reward: float
+    reward: float | None
+    """``final.reward``, else the last graded step's total; null when the run has neither (a
+    Harbor trial with no verifier reward imported without grading): shown as "no reward",
+    left out of means, rates and pass@k."""
     solved: bool
     steps: int
     status: Status
@@ -190,6 +193,8 @@ class LeaderboardRow(Strict):
     ci_high: float | None = None
     pass_at: dict[str, float] = Field(default_factory=dict)
     """``{k: pass@k}`` for k = 1.. (empty when no task has two attempts)."""
+    no_reward: int = 0
+    """The policy's runs with no reward (RunRow.reward null): not in ``runs`` or any figure."""
 
 
 class AttemptRow(Strict):
@@ -314,7 +319,8 @@ class TaskRunRow(Strict):
     run_id: str
     policy: str | None
     model: str | None
-    reward: float
+    reward: float | None
+    """As RunRow's: null when the run has no reward."""
     solved: bool
     steps: int
     status: Status

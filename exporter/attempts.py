@@ -68,15 +68,15 @@ def _row(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def attempt_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per task and agent/model with at least two complete runs: ``{task_id, agent, model,
+    """Per task and agent/model with at least two complete runs with a reward: ``{task_id, agent, model,
     attempts, solved, pass_at: {k: value} for k in 1..attempts, mean_reward, ci_low,
     ci_high}`` (6 decimals), sorted by task, agent, model. ``agent`` is the run's policy (an
     imported trial's policy is its agent's name), else its agent's name, so that the rows
     line up with the leaderboard's."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for summary in summaries:
-        if summary.get("status", "complete") != "complete":
-            continue
+        if summary.get("status", "complete") != "complete" or summary.get("reward") is None:
+            continue  # a run that stopped, or one with no reward, is no attempt's result
         agent = str(summary.get("policy") or summary.get("agent") or "unknown")
         groups[(summary["task_id"], agent, str(summary.get("model") or ""))].append(summary)
     return [{"task_id": task, "agent": agent, "model": model or None, **_row(rows)}

@@ -214,14 +214,16 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
     """One ``index.json`` ``runs[]`` row.
 
     ``reward`` is ``final.reward`` when run.json has a final result, else the last step's
-    ``total``; ``solved`` is ``final.solved`` (False without a final result); ``steps`` counts
+    ``total`` when a step was graded (an episode's steps always carry the environment's
+    total), else None (no reward: kept out of means, rates and pass@k); ``solved`` is ``final.solved`` (False without a final result); ``steps`` counts
     the agent steps (the initial state is not one); ``incident`` an episode's generated
     failure mode (``final.episode.failure_mode.mode``), else None.
     """
     final = run_doc["final"] or {}
     reward = final.get("reward")
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
-        reward = run_doc["steps"][-1]["total"]
+        graded = run_doc["kind"] == "episode" or any(step.get("graded") for step in run_doc["steps"])
+        reward = run_doc["steps"][-1]["total"] if graded else None
     episode = final.get("episode") if isinstance(final.get("episode"), dict) else {}
     mode = episode.get("failure_mode") if isinstance(episode.get("failure_mode"), dict) else {}
     return {
@@ -299,14 +301,20 @@ def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) 
     decimals), best mean first; the interval and pass@k are :func:`exporter.attempts.policy_attempts`'s.
 
     Only complete runs count unless ``complete_only`` is False (a failed or interrupted run's
-    reward is where it stopped, not a result). Ties are broken by policy name; a missing policy
-    counts as the string "unknown".
+    reward is where it stopped, not a result). A run with no reward (``reward`` None) counts in
+    ``no_reward`` only; a policy with no rewarded run has no row. Ties are broken by policy
+    name; a missing policy counts as the string "unknown".
     """
     by_policy: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    unrewarded: dict[str, int] = defaultdict(int)
     for summary in summaries:
         if complete_only and summary.get("status", "complete") != "complete":
             continue
-        by_policy[str(summary["policy"] or "unknown")].append(summary)
+        policy = str(summary["policy"] or "unknown")
+        if summary["reward"] is None:
+            unrewarded[policy] += 1
+        else:
+            by_policy[policy].append(summary)
     attempts = attempt_rows(summaries)
     rows = [
         {
@@ -315,6 +323,7 @@ def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) 
             "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 6),
             "solved_rate": round(sum(1 for r in rows if r["solved"]) / len(rows), 6),
             **policy_attempts(rows, attempts, policy),
+            "no_reward": unrewarded[policy],
         }
         for policy, rows in by_policy.items()
     ]

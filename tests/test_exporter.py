@@ -146,6 +146,7 @@ def test_index_matches_contract_and_run_files(exported):
         "ci_low": None,  # one run: no interval
         "ci_high": None,
         "pass_at": {},  # no task with two attempts
+        "no_reward": 0,
     }
     assert by_policy["partial"]["mean_reward"] == 0.126
     assert index["leaderboard"][0]["policy"] == "oracle"

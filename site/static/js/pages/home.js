@@ -135,6 +135,7 @@ function compare(a, b) {
   const x = a[state.sort];
   const y = b[state.sort];
   let order;
+  if ((x === null) !== (y === null)) return x === null ? 1 : -1; // no value (no reward) last, either way
   if (typeof x === "number" && typeof y === "number") order = x - y;
   else if (typeof x === "boolean" || typeof y === "boolean") order = Number(Boolean(x)) - Number(Boolean(y));
   else order = valueKey(x).localeCompare(valueKey(y));
@@ -179,7 +180,7 @@ function rowElement(row) {
     textCell("workflow", row.workflow),
     cell("tier", valueKey(row.tier), true),
     textCell("policy", row.policy),
-    cell("reward", formatReward(row.reward), true),
+    cell("reward", row.reward === null ? el("span", { class: "muted", title: "no verifier reward and not graded here" }, "no reward") : formatReward(row.reward), true),
     cell("solved", el("span", { class: ["badge", row.solved ? "badge-pass" : "badge-muted"] }, row.solved ? "solved" : "no")),
     cell("steps", valueKey(row.steps), true),
   );
