@@ -289,3 +289,15 @@ def test_every_path_in_the_layout_map_exists():
                              check=True).stdout.split()
     known = set(tracked) | {str(p) for name in tracked for p in Path(name).parents}
     assert sorted(p for p in _layout_paths() if p not in known) == []
+
+
+def test_the_readme_is_a_front_door():
+    """At most 250 lines (the reference lives in docs/, a MkDocs site); every page it links
+    to exists, and every docs page is in mkdocs.yml's nav."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.count("\n") <= 250
+    links = re.findall(r"\]\((docs/[^)#]+)", readme)
+    assert links and [link for link in links if not (ROOT / link).exists()] == []
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md"))
+    assert [page for page in pages if f": {page}" not in nav] == []
