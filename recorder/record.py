@@ -177,8 +177,7 @@ def _act(agent, recording: _Recording, max_steps: int) -> None:
             extra["tool_error"] = True
         recording.add(run_format.agent_step(
             len(steps) + 1, decision.name, decision.arguments, tool.output, decision.message,
-            extra, llm=decision.llm, reasoning=decision.reasoning, metrics=decision.metrics,
-            model=decision.model))
+            extra, inference=decision if decision.llm else None))
         agent.observe(steps[-1])
         last_output = tool.output
         finished = tool.done

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from contract.base import parse
@@ -61,18 +62,34 @@ def _slim(observation: dict) -> dict:
     return slim
 
 
-def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, policy: str,
-                   reset: dict | None = None, task_dir: Path | None = None, seed: int = 0,
-                   max_steps: int = 60, defining: dict | None = None, fresh: bool = False,
+@dataclass(frozen=True)
+class OpenEnvRecording:
+    """What an OpenEnv recording is and where it goes: ``out`` the runs folder, ``readable``
+    the run id's readable part, ``policy`` its name; ``reset`` the reset keyword arguments
+    (e.g. ``{"task": "af-001-...", "seed": 0}``); ``task_dir`` the local task folder when there
+    is one; ``seed`` the run's seed; ``max_steps`` the most actions; ``defining`` what else
+    defines the run (policy options, an actions file's digest) besides the reset arguments
+    and the policy; ``fresh`` records anew over an interrupted run."""
+
+    out: Path
+    readable: str
+    policy: str
+    reset: dict | None = None
+    task_dir: Path | None = None
+    seed: int = 0
+    max_steps: int = 60
+    defining: dict | None = None
+    fresh: bool = False
+
+
+def record_openenv(base_url: str, agent: Agent, recording: OpenEnvRecording, *,
                    to_action: Callable[[Decision], dict] = default_action) -> Path:
     """Drive the environment at ``base_url`` with ``agent``; returns the run folder.
 
-    ``reset`` are the reset keyword arguments (e.g. ``{"task": "af-001-...", "seed": 0}``);
-    ``task_dir`` the local task folder when there is one; ``defining`` what else defines the
-    run (policy options, an actions file's digest) besides the reset arguments and the policy.
-    A complete run of the same identity is returned as it is. An environment session cannot
-    be resumed: an interrupted run is kept, marked ``failed``, and only ``fresh`` records it
-    anew.
+    ``recording`` says what the run is (:class:`OpenEnvRecording`); ``to_action`` turns a
+    decision into the server's action. A complete run of the same identity is returned as it
+    is. An environment session cannot be resumed: an interrupted run is kept, marked
+    ``failed``, and only ``recording.fresh`` records it anew.
 
     Raises:
         BadInput: ``out`` is a file, or an interrupted run of this identity is there.
@@ -80,11 +97,11 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, pol
     """
     from openenv.core import GenericEnvClient
 
-    reset = dict(reset or {})
-    store = RunStore(Path(out), readable, make_identity("openenv", {
+    reset, policy, max_steps = dict(recording.reset or {}), recording.policy, recording.max_steps
+    store = RunStore(Path(recording.out), recording.readable, make_identity("openenv", {
         "url": base_url, "reset": reset, "policy": policy, "max_steps": max_steps,
-        **(defining or {})}))
-    opened = store.open(fresh=fresh)
+        **(recording.defining or {})}))
+    opened = store.open(fresh=recording.fresh)
     if opened.state == "unchanged":
         return store.dir
     if opened.state == "resume" and opened.steps:
@@ -106,7 +123,8 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, pol
             step["extra"] = {"env": {"reward": total, "total": total, "done": bool(first.done),
                                      "info": {}, "observation": _slim(observation)}}
         steps = [step]
-        summary = _summary(store, alerting, observation, reset, task_dir, policy, seed, agent)
+        summary = _summary(store, alerting, observation, reset, recording.task_dir, policy,
+                           recording.seed, agent)
         agent.resume(steps)
         done, last_output = bool(first.done), None
         store.append(step)
@@ -134,8 +152,7 @@ def record_openenv(base_url: str, agent: Agent, *, out: Path, readable: str, pol
             last_output = observation_text(observation)
             steps.append(run_format.agent_step(
                 len(steps) + 1, decision.name, decision.arguments, last_output, decision.message,
-                extra, llm=decision.llm, reasoning=decision.reasoning, metrics=decision.metrics,
-                model=decision.model))
+                extra, inference=decision if decision.llm else None))
             agent.observe(steps[-1])
             store.append(steps[-1])
             _write(store, steps, summary, started, total, final=False)

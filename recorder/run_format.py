@@ -8,6 +8,7 @@ package's pydantic models before they are written.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Protocol
 
 import atif
 import pydantic
@@ -49,14 +50,25 @@ def user_step(instruction: str, initial_grade: dict | None) -> dict:
     return step
 
 
+class Inference(Protocol):
+    """The LLM inference a step came from (a :class:`recorder.agents.base.Decision` of an LLM
+    agent): its reasoning text, ATIF metrics and model name, each optional."""
+
+    reasoning: str | None
+    metrics: dict | None
+    model: str | None
+
+
 def agent_step(step_id: int, name: str, arguments: dict, output: str, message: str = "",
-               extra: dict | None = None, *, llm: bool = False, reasoning: str | None = None,
-               metrics: dict | None = None, model: str | None = None) -> dict:
+               extra: dict | None = None, *, inference: Inference | None = None) -> dict:
     """One agent step: exactly one tool call and its observation.
 
-    ``llm`` False marks a deterministic dispatch (ATIF ``llm_call_count`` 0, no metrics);
-    True one LLM inference, with optional ``reasoning``, ``metrics`` and ``model``.
+    ``inference`` None marks a deterministic dispatch (ATIF ``llm_call_count`` 0, no metrics);
+    else one LLM inference, with its ``reasoning``, ``metrics`` and ``model`` when set.
     """
+    llm = inference is not None
+    reasoning, metrics, model = ((inference.reasoning, inference.metrics, inference.model)
+                                 if llm else (None, None, None))
     call_id = f"call_{step_id:04d}"
     step = {
         "step_id": step_id,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from aria_contract_server import ContractServer
 
-from recorder.episodes.live import record_episode
+from recorder.episodes.live import EpisodeRecording, record_episode
 
 ACTIONS = Path(__file__).resolve().parent.parent / "examples" / "aria-actions"
 SINGLE = sorted(p for p in ACTIONS.glob("*.yaml") if not p.name.startswith("dual-"))
@@ -39,7 +39,7 @@ def test_a_shipped_action_list_records_its_score(server, tmp_path, path):
     expected = float(re.search(r"final score ([0-9.]+)\)", "\n".join(header)).group(1))
     task, seed = path.stem.split("-seed")
     run_dir = record_episode(server.url, task, int(seed), "scripted", actions_file=path,
-                             out=tmp_path)
+                             recording=EpisodeRecording(out=tmp_path))
     run = json.loads((run_dir / "run.json").read_bytes())
     assert run["status"] == "complete" and run["final"]["reward"] == expected
     assert run["final"]["episode"]["parts"]["parts_match"] is True

@@ -19,7 +19,7 @@ from aria_contract_server import SET2, ContractServer
 
 from contract.errors import EnvironmentFailure
 from recorder.agents.episode_policies import ScriptedPolicy
-from recorder.episodes.live import record_episode
+from recorder.episodes.live import EpisodeRecording, record_episode
 
 
 def load(path: Path) -> dict:
@@ -55,7 +55,7 @@ def test_a_server_that_lost_the_episode_ends_the_recording_kept_and_resumable(se
     steps = actions("easy-expert-seed3.json")
     policy = FaultAfter(steps, "scripted-restart", server.restart, after=2)
     with pytest.raises(EnvironmentFailure, match="Call /reset before /step"):
-        record_episode(server.url, "easy", 3, policy, out=tmp_path)
+        record_episode(server.url, "easy", 3, policy, recording=EpisodeRecording(out=tmp_path))
     (run_dir,) = tmp_path.iterdir()
     run = load(run_dir / "run.json")
     trajectory = load(run_dir / "trajectory.json")["steps"]
@@ -63,7 +63,7 @@ def test_a_server_that_lost_the_episode_ends_the_recording_kept_and_resumable(se
     assert len(trajectory) == 3  # instruction + 2 answered steps, the 400 is no action
     assert all("error" not in s["extra"]["env"] for s in trajectory[1:])
     again = record_episode(server.url, "easy", 3, ScriptedPolicy(steps, label="scripted-restart"),
-                           out=tmp_path)
+                           recording=EpisodeRecording(out=tmp_path))
     assert again == run_dir
     run = load(run_dir / "run.json")
     assert run["status"] == "complete" and run["final"]["reward"] == 0.999
@@ -100,14 +100,14 @@ def test_a_foreign_reset_before_the_first_step_is_detected(server, tmp_path):
     server.before_step = lambda srv: srv.foreign_reset("easy", 1)
     with pytest.raises(EnvironmentFailure, match="another client reset"):
         record_episode(server.url, "easy", 7, ScriptedPolicy(steps, label="scripted"),
-                       out=tmp_path)
+                       recording=EpisodeRecording(out=tmp_path))
     # the one step went to the other client's episode: nothing of this run is kept ...
     assert list(tmp_path.iterdir()) == []
     # ... and the same command, run again, records the episode (a resume would replay that
     # step against our own episode and fail on its reward)
     server.before_step = None
     again = record_episode(server.url, "easy", 7, ScriptedPolicy(steps, label="scripted"),
-                           out=tmp_path)
+                           recording=EpisodeRecording(out=tmp_path))
     run = load(again / "run.json")
     assert run["status"] == "complete"
     assert len(load(again / "trajectory.json")["steps"]) == 1 + len(steps)
@@ -152,14 +152,14 @@ def test_a_connection_that_stays_down_ends_the_recording_kept_and_resumable(tmp_
     first = ContractServer().start()
     with pytest.raises(EnvironmentFailure):
         record_episode(first.url, "easy", 3, FaultAfter(steps, "scripted-down", first.kill, after=2),
-                       out=tmp_path)
+                       recording=EpisodeRecording(out=tmp_path))
     (run_dir,) = tmp_path.iterdir()
     assert load(run_dir / "run.json")["status"] == "failed"
     assert len(load(run_dir / "trajectory.json")["steps"]) == 3
     second = ContractServer().start()  # the server back (on another port)
     try:
         again = record_episode(second.url, "easy", 3, ScriptedPolicy(steps, label="scripted-down"),
-                               out=tmp_path)
+                               recording=EpisodeRecording(out=tmp_path))
     finally:
         second.stop()
     assert again == run_dir and load(run_dir / "run.json")["status"] == "complete"

@@ -27,7 +27,7 @@ from recorder.agents.episode_policies import (
     read_actions,
 )
 from recorder.environments.aria import HttpEnvironment, WebSocketEnvironment
-from recorder.episodes.live import record_episode
+from recorder.episodes.live import EpisodeRecording, record_episode
 from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
 
 TRANSCRIPTS = {p.stem: p for p in sorted(EXAMPLE_EPISODES.glob("*.json"))}
@@ -81,9 +81,7 @@ def record(server, name: str, out: Path, transport: str, extra_actions=(), **opt
         transcript["task_id"],
         transcript["seed"],
         policy,
-        transport=transport,
-        out=out,
-        **options,
+        recording=EpisodeRecording(out=out, transport=transport, **options),
     )
 
 
@@ -198,7 +196,7 @@ def test_contract_shared_http_session_interference_fails_the_run(server, tmp_pat
         label="interrupted",
     )
     with pytest.raises(EnvironmentFailure, match="another episode"):
-        record_episode(server.url, "easy", 42, policy, out=tmp_path)
+        record_episode(server.url, "easy", 42, policy, recording=EpisodeRecording(out=tmp_path))
     run = load(find_run(tmp_path, "aria-easy__interrupted__s42") / "run.json")
     assert run["status"] == "failed" and "shared HTTP environment" in run["error"]
     assert run["steps"] == 2  # the other episode's answer is not recorded as this one's
@@ -242,12 +240,12 @@ def test_interrupted_recording_resumes_by_replaying_the_journal(server, imported
 
     policy = CrashingOnce(actions_of("medium-expert"), label="resumed")
     with pytest.raises(Crash):
-        record_episode(server.url, "medium", 42, policy, out=tmp_path)
+        record_episode(server.url, "medium", 42, policy, recording=EpisodeRecording(out=tmp_path))
     run_dir = find_run(tmp_path, "aria-medium__resumed__s42")
     assert load(run_dir / "run.json")["status"] == "running"
     with open(run_dir / "journal.jsonl", "ab") as journal:
         journal.write(b'{"step_id": 5, "torn')  # a write cut short by the crash
-    record_episode(server.url, "medium", 42, policy, out=tmp_path)
+    record_episode(server.url, "medium", 42, policy, recording=EpisodeRecording(out=tmp_path))
     assert_same_as_import(run_dir, imported["medium-expert"])
     steps = [r[2] for r in server.requests if r[1] == "/step"]
     assert steps[:3] == steps[3:6] == actions_of("medium-expert")[:3]  # replayed once
@@ -270,8 +268,7 @@ def test_unknown_task_is_refused_as_bad_input(server, tmp_path):
                 "nope",
                 1,
                 ScriptedPolicy([{"action_type": "noop"}]),
-                transport=transport,
-                out=tmp_path,
+                recording=EpisodeRecording(out=tmp_path, transport=transport),
             )
 
 

@@ -301,3 +301,20 @@ def test_the_readme_is_a_front_door():
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md"))
     assert [page for page in pages if f": {page}" not in nav] == []
+
+
+MAX_PARAMETERS = 8
+
+
+def test_no_function_takes_more_than_8_parameters():
+    """Past 8, a function takes an option object (a dataclass) instead (issue 34): counted are
+    positional and keyword parameters, not ``self``/``cls``, ``*args`` or ``**kwargs``."""
+    over = []
+    for path in PYTHON:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+                count = len([n for n in names if n not in ("self", "cls")])
+                if count > MAX_PARAMETERS:
+                    over.append(f"{_rel(path)}::{node.name} ({count})")
+    assert over == []

@@ -213,14 +213,15 @@ def test_web_interface_serves_episodes(tmp_path, page):
 
 
 def test_run_driven_through_openenv_sums_step_rewards_to_the_final_reward(server_url, tmp_path):
-    from recorder.record_openenv import record_openenv
+    from recorder.record_openenv import OpenEnvRecording, record_openenv
 
     solution = TASK / "solution" / "monitoring" / "rules"
     agent = ScriptedAgent([("read_file", {"path": "README.md"})] + [
         ("write_file", {"path": f"rules/{name}", "content": (solution / name).read_text()})
         for name in ("slo-recording.yml",)] + [("list_files", {}), ("submit", {})])
-    run_dir = record_openenv(server_url, agent, out=tmp_path, readable="openenv-scripted",
-                             policy="scripted", reset={"task": TASK.name, "seed": 0}, task_dir=TASK)
+    run_dir = record_openenv(server_url, agent, OpenEnvRecording(
+        out=tmp_path, readable="openenv-scripted", policy="scripted",
+        reset={"task": TASK.name, "seed": 0}, task_dir=TASK))
     doc = read_json(run_dir / "trajectory.json")
     atif.Trajectory.model_validate(doc)
     run = read_json(run_dir / "run.json")

@@ -103,22 +103,23 @@ def _report(line: str) -> None:
 
 def _record_episode(args: argparse.Namespace) -> int:
     """``record --env aria``: one episode from a live ARIA-compatible server."""
-    from recorder.episodes.live import record_episode
+    from recorder.episodes.live import EpisodeRecording, record_episode
 
     if not args.env_url:
         raise BadInput("--env-url", "record --env aria needs --env-url http://HOST:PORT")
     if args.mode == "dual":
         return _record_dual(args)
     run_dir = record_episode(args.env_url, args.task, args.seed, args.policy,
-                             transport=args.transport, actions_file=args.actions,
-                             out=Path(args.out), resume=not args.fresh,
-                             options=llm_options(args, "max_steps"))
+                             actions_file=args.actions, options=llm_options(args, "max_steps"),
+                             recording=EpisodeRecording(out=Path(args.out), resume=not args.fresh,
+                                                        transport=args.transport))
     print(run_dir)
     return 0
 
 
 def _record_dual(args: argparse.Namespace) -> int:
     """``record --env aria --mode dual``: one dual-agent session (HTTP only)."""
+    from recorder.episodes.live import EpisodeRecording
     from recorder.episodes.live_dual import dual_policies, record_dual
 
     if args.transport != "http":
@@ -129,7 +130,8 @@ def _record_dual(args: argparse.Namespace) -> int:
         args.policy, args.observer_policy or args.policy, args.seed, actions_file=args.actions,
         observer_actions=args.observer_actions, options=options, observer_options=observer_options)
     run_dir = record_dual(args.env_url, args.task, args.seed, observer, responder,
-                          out=Path(args.out), resume=not args.fresh, defining=defining)
+                          recording=EpisodeRecording(out=Path(args.out), resume=not args.fresh),
+                          defining=defining)
     print(run_dir)
     return 0
 
@@ -217,7 +219,7 @@ def record_openenv_command(args: argparse.Namespace) -> int:
             without a task folder (a held-out task never has one here).
         EnvironmentFailure: the server cannot be reached.
     """
-    from recorder.record_openenv import record_openenv
+    from recorder.record_openenv import OpenEnvRecording, record_openenv
 
     reset = _openenv_reset(args)
     task = _openenv_task_dir(args, reset) if not args.actions else None
@@ -226,10 +228,10 @@ def record_openenv_command(args: argparse.Namespace) -> int:
         str(reset[k]) for k in ("split", "workflow", "tier") if k in reset) or "env"
     name = f"openenv__{named}__{policy.replace(':', '-')}__s{args.seed}"
     try:
-        run_dir = record_openenv(args.url, agent, out=Path(args.out), readable=name, policy=policy,
-                                 reset=reset, task_dir=task, seed=args.seed,
-                                 max_steps=args.max_steps, to_action=to_action, defining=defining,
-                                 fresh=args.fresh)
+        run_dir = record_openenv(args.url, agent, OpenEnvRecording(
+            out=Path(args.out), readable=name, policy=policy, reset=reset, task_dir=task,
+            seed=args.seed, max_steps=args.max_steps, defining=defining, fresh=args.fresh),
+            to_action=to_action)
     except ConnectionError as err:
         raise EnvironmentFailure(args.url, f"cannot reach the OpenEnv server: {err}") from None
     print(run_dir)

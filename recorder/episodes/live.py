@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from contract.errors import BadInput, EnvironmentFailure
 from contract.untrusted import read_file
 from recorder.agents.episode_policies import EpisodePolicy, action_of
 from recorder.environments.aria import StepOutcome, open_environment, server_lock
-from recorder.episodes.writer import EpisodeRun, episode_run_id
+from recorder.episodes.writer import EpisodeFacts, EpisodeRun, episode_run_id
 from recorder.policies import make_episode_policy
 from recorder.run_store import RunStore, make_identity
 
@@ -137,29 +138,43 @@ def _step(env, action: dict[str, Any], run: EpisodeRun, url: str) -> StepOutcome
     return outcome
 
 
+@dataclass(frozen=True)
+class EpisodeRecording:
+    """How an episode is recorded (single or dual-agent): ``out`` the runs folder, ``resume``
+    (False: a run of the same id is recorded anew, ``--fresh``), ``action_limit`` the most
+    actions sent (None: twice the task's ``max_steps``), ``transport`` ``http`` or ``ws``
+    (a dual-agent session is HTTP only)."""
+
+    out: str | Path = "runs"
+    resume: bool = True
+    action_limit: int | None = None
+    transport: str = "http"
+
+
+DEFAULT_RECORDING = EpisodeRecording()
+"""``runs/``, resumed, twice ``max_steps`` actions at most, over HTTP."""
+
+
 def record_episode(
     env_url: str,
     task_id: str,
     seed: int | None,
     policy: str | EpisodePolicy,
     *,
-    transport: str = "http",
     actions_file: str | Path | None = None,
-    out: str | Path = "runs",
-    resume: bool = True,
-    action_limit: int | None = None,
     options: dict[str, Any] | None = None,
+    recording: EpisodeRecording = DEFAULT_RECORDING,
 ) -> Path:
     """Record one episode of ``policy`` on ARIA task ``task_id`` with ``seed``; returns the run folder.
 
     ``policy`` is a name (``scripted``, ``random``) or an :class:`EpisodePolicy` instance
-    (its ``label``, else ``name``, goes into the run id). ``transport`` is ``http`` (one
-    episode at a time per server) or ``ws`` (one environment
+    (its ``label``, else ``name``, goes into the run id). ``recording.transport`` is ``http``
+    (one episode at a time per server) or ``ws`` (one environment
     per connection; parallel recordings are fine). ``actions_file`` is the scripted policy's
     YAML; ``options`` the ``llm`` policy's (see :func:`~recorder.policies.make_episode_policy`).
-    At most ``action_limit`` actions are sent (default: twice the task's ``max_steps``,
+    At most ``recording.action_limit`` actions are sent (default: twice the task's ``max_steps``,
     as failed actions do not count against the environment's budget). A complete run of the
-    same id is returned as it is unless ``resume`` is False (then it is recorded anew).
+    same id is returned as it is unless ``recording.resume`` is False (then it is recorded anew).
 
     Raises:
         BadInput: unknown policy or transport, bad actions file, a task the server refuses,
@@ -174,20 +189,21 @@ def record_episode(
         else make_episode_policy(policy, seed, actions_file, options)
     )
     label = getattr(chosen, "label", chosen.name)
-    store = RunStore(Path(out), episode_run_id(task_id, label, seed),
-                     make_identity("aria", episode_defining(task_id, seed, label, transport,
+    store = RunStore(Path(recording.out), episode_run_id(task_id, label, seed),
+                     make_identity("aria", episode_defining(task_id, seed, label, recording.transport,
                                                             actions_file, options)))
-    opened = store.open(fresh=not resume)
+    opened = store.open(fresh=not recording.resume)
     if opened.state == "unchanged":
         return store.dir
     journal = opened.steps
     if journal and (journal[0].get("source") != "user" or "env" not in (journal[0].get("extra") or {})):
         raise BadInput(store.journal, "not the journal of an episode run (use --fresh to start over)")
-    env = open_environment(env_url, transport)
+    env = open_environment(env_url, recording.transport)
     lock = server_lock(env_url) if env.kind == "http" else contextlib.nullcontext()
     with lock:
         try:
-            return _record(env, env_url, chosen, label, task_id, seed, store, journal, action_limit)
+            return _record(env, env_url, chosen, store, journal, task_id=task_id, seed=seed,
+                           action_limit=recording.action_limit)
         finally:
             env.close()
 
@@ -210,22 +226,18 @@ def _record(
     env,
     url: str,
     policy: EpisodePolicy,
-    label: str,
-    task_id: str,
-    seed: int | None,
     store: RunStore,
     journal: list[dict[str, Any]],
+    *,
+    task_id: str,
+    seed: int | None,
     action_limit: int | None,
 ) -> Path:
-    run = EpisodeRun(
-        store,
-        source="aria",
-        task_id=task_id,
-        seed=seed,
-        policy=label,
+    label = getattr(policy, "label", policy.name)
+    run = EpisodeRun(store, EpisodeFacts(
+        source="aria", task_id=task_id, seed=seed, policy=label,
         agent_name=f"alertforge-aria-{policy.name}",
-        env={"transport": env.kind, "url": url, "source": None},
-    )
+        env={"transport": env.kind, "url": url, "source": None}))
     run.summary.model = getattr(policy, "model", None)
     try:
         observation, transport = env.reset(task_id, seed)

@@ -21,8 +21,13 @@ from contract.errors import BadInput, EnvironmentFailure
 from recorder.agents.episode_policies import EpisodePolicy, action_of
 from recorder.environments.aria_dual import DualEnvironment
 from recorder.episodes import dual
-from recorder.episodes.live import DEFAULT_ACTION_LIMIT, episode_defining
-from recorder.episodes.writer import EpisodeRun, episode_run_id
+from recorder.episodes.live import (
+    DEFAULT_ACTION_LIMIT,
+    DEFAULT_RECORDING,
+    EpisodeRecording,
+    episode_defining,
+)
+from recorder.episodes.writer import EpisodeFacts, EpisodeRun, episode_run_id
 from recorder.run_store import RunStore, make_identity
 
 
@@ -47,13 +52,15 @@ def _replay(env: DualEnvironment, steps: list[dict[str, Any]]) -> None:
 
 
 def record_dual(env_url: str, task_id: str, seed: int | None, observer: EpisodePolicy,
-                responder: EpisodePolicy, *, out: str | Path = "runs", resume: bool = True,
-                action_limit: int | None = None, defining: dict[str, Any] | None = None) -> Path:
+                responder: EpisodePolicy, *, recording: EpisodeRecording = DEFAULT_RECORDING,
+                defining: dict[str, Any] | None = None) -> Path:
     """Record one dual-agent session of ``observer`` and ``responder``; returns the run folder.
 
     The run id is ``aria-<task>__dual-<observer label>+<responder label>__s<seed>``;
     ``defining`` adds to its identity (the actions files' digests, options). At most
-    ``action_limit`` responder actions (default twice the task's ``max_steps``).
+    ``recording.action_limit`` responder actions (default twice the task's ``max_steps``);
+    ``recording.out`` and ``resume`` as for :func:`~recorder.episodes.live.record_episode`
+    (the session is HTTP whatever ``recording.transport`` says).
 
     Raises:
         BadInput: a task the server opens no session for (``generated``), or a journal that is
@@ -65,19 +72,20 @@ def record_dual(env_url: str, task_id: str, seed: int | None, observer: EpisodeP
     label = f"dual-{getattr(observer, 'label', observer.name)}+{getattr(responder, 'label', responder.name)}"
     identity = {**episode_defining(task_id, seed, label, "http", None, None), "mode": "dual",
                 **(defining or {})}
-    store = RunStore(Path(out), episode_run_id(task_id, label, seed), make_identity("aria", identity))
-    opened = store.open(fresh=not resume)
+    store = RunStore(Path(recording.out), episode_run_id(task_id, label, seed),
+                     make_identity("aria", identity))
+    opened = store.open(fresh=not recording.resume)
     if opened.state == "unchanged":
         return store.dir
     journal = opened.steps
     if journal and "observer_observation" not in ((journal[0].get("extra") or {}).get("env") or {}):
         raise BadInput(store.journal, "not the journal of a dual-agent run (use --fresh)")
     env = DualEnvironment(env_url)
-    run = EpisodeRun(store, source="aria", task_id=task_id, seed=seed, policy=label,
-                     agent_name="alertforge-aria-dual", mode="dual",
-                     env={"transport": "http", "url": env_url, "source": None, "mode": "dual"})
+    run = EpisodeRun(store, EpisodeFacts(
+        source="aria", task_id=task_id, seed=seed, policy=label, agent_name="alertforge-aria-dual",
+        mode="dual", env={"transport": "http", "url": env_url, "source": None, "mode": "dual"}))
     try:
-        return _session(env, run, store, journal, observer, responder, action_limit)
+        return _session(env, run, store, journal, observer, responder, recording.action_limit)
     finally:
         env.close()
 

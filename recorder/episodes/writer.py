@@ -10,6 +10,7 @@ atomically, ``run.json`` last.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,34 +68,35 @@ def episode_run_id(task_id: str, policy: str, seed: int | None) -> str:
     return f"aria-{task}__{safe}__s{'null' if seed is None else seed}"
 
 
-class EpisodeRun:
-    """One episode run being built; ``incremental`` writes after every step (live recording).
+@dataclass(frozen=True)
+class EpisodeFacts:
+    """What an episode run is: ``source`` ``aria`` (recorded live) or ``transcript``
+    (imported); ``task_id`` the environment's task id (``easy``; the run's task id is
+    ``aria-<task_id>``); ``seed`` the seed sent with ``/reset`` (the server never echoes it);
+    ``policy`` the policy name and ``agent_name`` the agent in the trajectory; ``env`` run.json
+    ``env`` (``{name, url, transport, source, source_commit}``); ``mode`` ``single`` or
+    ``dual`` (an observer and a responder, :mod:`.dual`)."""
 
-    Args:
-        store: the run's folder and lifecycle (:class:`recorder.run_store.RunStore`).
-        source: ``aria`` (recorded live) or ``transcript`` (imported).
-        task_id: the environment's task id (``easy``); the run's task id is ``aria-<task_id>``.
-        seed: the seed sent with ``/reset`` (the server never echoes it).
-        policy: the policy name; ``agent_name`` names the agent in the trajectory.
-        env: run.json ``env`` (``{name, url, transport, source, source_commit}``).
-        tier: the task's difficulty when known (``/tasks``), else None.
+    source: str
+    task_id: str
+    seed: int | None
+    policy: str
+    agent_name: str
+    env: dict[str, Any]
+    mode: str = "single"
+
+
+class EpisodeRun:
+    """One episode run being built from ``facts`` (:class:`EpisodeFacts`) into ``store`` (the
+    run's folder and lifecycle, :class:`recorder.run_store.RunStore`). ``live``: written after
+    every step, with timestamps and wall time (a live recording); False: written once at the
+    end, without them (an import, byte-identical on every import).
     """
 
-    def __init__(
-        self,
-        store: RunStore,
-        *,
-        source: str,
-        task_id: str,
-        seed: int | None,
-        policy: str,
-        agent_name: str,
-        env: dict[str, Any],
-        tier: str | None = None,
-        incremental: bool = True,
-        timestamps: bool = True,
-        mode: str = "single",
-    ):
+    def __init__(self, store: RunStore, facts: EpisodeFacts, *, live: bool = True):
+        task_id, seed, policy = facts.task_id, facts.seed, facts.policy
+        incremental = timestamps = live
+        agent_name, mode = facts.agent_name, facts.mode
         self.store = store
         self.run_dir = store.dir
         self.run_id = store.run_id
@@ -117,10 +119,10 @@ class EpisodeRun:
         """Environment events that are no agent's action (a foreign reset), for run.json."""
         self._started = time.perf_counter()
         self.summary: RunSummary = new_summary(
-            store, source=source, legacy_id=episode_run_id(task_id, policy, seed), kind="episode",
-            env={"name": ENV_NAME, **env},
+            store, source=facts.source, legacy_id=episode_run_id(task_id, policy, seed),
+            kind="episode", env={"name": ENV_NAME, **facts.env},
             task=TaskRef(id=f"aria-{task_id}", dir=None, workflow=WORKFLOW,
-                         tier=tier or incidents.difficulty(task_id), seed=seed,
+                         tier=incidents.difficulty(task_id), seed=seed,
                          env_task_id=task_id, max_steps=None),
             policy=policy, seed=seed, model=None,
             agent=AgentRef(name=agent_name, version=run_format.__version__), final=None,
@@ -198,10 +200,7 @@ class EpisodeRun:
             content,
             agent.message or "",
             {**(agent.extra or {}), "env": env, "transport": outcome.transport},
-            llm=bool(agent.llm),
-            reasoning=agent.reasoning,
-            metrics=agent.metrics,
-            model=agent.model,
+            inference=agent if agent.llm else None,
         )
         self._note_latency(outcome.transport)
         return self._append(step)
@@ -248,8 +247,7 @@ class EpisodeRun:
         step = run_format.agent_step(
             len(self.steps) + 1, dual.FINDING_TOOL, {"finding": finding}, content,
             agent.message or "", {**(agent.extra or {}), "env": env, "transport": transport},
-            llm=bool(agent.llm), reasoning=agent.reasoning, metrics=agent.metrics,
-            model=agent.model)
+            inference=agent if agent.llm else None)
         self._note_latency(transport)
         return self._append(step)
 

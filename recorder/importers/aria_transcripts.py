@@ -35,7 +35,7 @@ from contract.files import read_json
 from contract.paths import REPO_ROOT
 from recorder.environments.aria import StepOutcome
 from recorder.episodes import dual
-from recorder.episodes.writer import EpisodeRun, episode_run_id
+from recorder.episodes.writer import EpisodeFacts, EpisodeRun, episode_run_id
 from recorder.run_store import RunStore, make_identity
 
 IMPORT_AGENT = "aria-transcript"
@@ -287,15 +287,11 @@ def build_run(transcript: Transcript, out: Path) -> EpisodeRun:
     """The episode run of ``transcript`` in memory (nothing written yet)."""
     run = EpisodeRun(
         transcript.store(Path(out)),
-        source="transcript",
-        task_id=transcript.task_id,
-        seed=transcript.seed,
-        policy=transcript.variant,
-        agent_name=IMPORT_AGENT,
-        env={"transport": "import", "url": None, "source": transcript.source},
-        incremental=False,
-        timestamps=False,
-        mode=transcript.mode,
+        EpisodeFacts(source="transcript", task_id=transcript.task_id, seed=transcript.seed,
+                     policy=transcript.variant, agent_name=IMPORT_AGENT,
+                     env={"transport": "import", "url": None, "source": transcript.source},
+                     mode=transcript.mode),
+        live=False,
     )
     run.start(transcript.reset, transcript.reset_transport, transcript.observer_view)
     for kind, first, second in transcript.steps:

@@ -239,21 +239,45 @@ def import_trial(trial: Trial, out: Path, tasks: TaskIndex, *, grade: bool = Tru
     doc = _trajectory_doc(trial, store.run_id, steps, agent.name, refused)
     media = collect_media(doc, trial.files, trial.trajectory_base)
     run_format.validate(doc)
-    summary = _summary(store, trial, source, agent, task, steps, final, regrade, replayed,
-                       notes=notes, errors=errors, legacy_id=readable,
-                       wall_s=round(time.perf_counter() - started, 3),
-                       nested=_nested_facts(doc, media, refused, match))
+    summary = _summary(store, _Imported(
+        trial=trial, source=source, agent=agent, task=task, steps=steps, final=final,
+        regrade=regrade, replayed=replayed, notes=notes, errors=errors, legacy_id=readable,
+        wall_s=round(time.perf_counter() - started, 3),
+        nested=_nested_facts(doc, media, refused, match)))
     _write_media(store.dir, media)
     store.write_whole(summary, doc)
     return _row(dump(summary), trial, unchanged=False, replaced=opened.replaced)
 
 
-def _summary(store: RunStore, trial: Trial, source: str, agent: AgentFacts, task: TaskFacts,
-             steps: list[dict], final: Final | None, regrade: dict | None, replayed: Replayed, *,
-             notes: list[str], errors: list[str], legacy_id: str, wall_s: float, nested: dict):
+@dataclass(frozen=True)
+class _Imported:
+    """What one trial's import made, for its run.json: the trial and its source, agent and
+    task facts, the normalized steps, the final result and re-grade, the replay, notes and
+    validation errors, the legacy id, the wall time (s) and the nested facts."""
+
+    trial: Trial
+    source: str
+    agent: AgentFacts
+    task: TaskFacts
+    steps: list[dict]
+    final: Final | None
+    regrade: dict | None
+    replayed: Replayed
+    notes: list[str]
+    errors: list[str]
+    legacy_id: str
+    wall_s: float
+    nested: dict
+
+
+def _summary(store: RunStore, imported: _Imported):
     """The run's run.json (a RunSummary), with Harbor's own facts under ``harbor``: the
     trial's parts (:func:`~recorder.importers.harbor.trial_parts.trial_parts`) and
     ``nested`` (:func:`_nested_facts`)."""
+    trial, agent, task, replayed = imported.trial, imported.agent, imported.task, imported.replayed
+    steps, final, regrade, notes = imported.steps, imported.final, imported.regrade, imported.notes
+    source, errors, legacy_id, wall_s = imported.source, imported.errors, imported.legacy_id, imported.wall_s
+    nested = imported.nested
     result = _obj(trial.result)
     return new_summary(
         store, status="complete", source=source, kind="alerting", task=TaskRef(**task.meta),
