@@ -1,6 +1,6 @@
 """Benchmark: the share of failing checks with a cause, by family, over the gate's mutants, adversaries and partial runs of every task.
 
-Each case's final workspace is built as the gate builds it (:func:`recorder.gate.graded_case`:
+Each case's final workspace is built as the gate builds it (:func:`proofs.gate.graded_case`:
 the oracle with one mutant applied, an adversary, the partial policy) and graded; every
 failing check is counted under its family as *with a cause* (any kind but ``none``) or
 *without*, and each ``none`` under its reason (``why``). Prints one row per family, the
@@ -18,7 +18,7 @@ from pathlib import Path
 from contract.files import dump_json, write_atomic
 from contract.paths import TASKS_DIR, task_dirs
 from contract.processes import worker_pool
-from recorder.gate import graded_case, why_not
+from proofs.gate import graded_case, why_not
 from recorder.reference.context import context_for_task
 from recorder.reference.mutations import ADVERSARIES, MUTANTS
 

@@ -19,8 +19,8 @@ from contract.paths import TASKS_DIR, task_dirs
 from exporter.export import export_site
 from exporter.steps import recorded_config
 from grader.grade import grade
+from proofs.gate import final_workspace
 from recorder.environments.graded import grade_summary
-from recorder.gate import final_workspace
 
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "site" / "runs" / "fixture-partial-s1"
 HOSTILE = '<img src=x onerror="window.__pwned=1">'

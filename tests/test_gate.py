@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from contract.paths import TASKS_DIR, task_dirs
-from recorder.gate import run_gate, select_cases, select_tasks
+from proofs.gate import run_gate, select_cases, select_tasks
 from recorder.reference.context import context_for_task
 
 TASK = task_dirs(TASKS_DIR)[0]

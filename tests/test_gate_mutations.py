@@ -10,7 +10,7 @@ import random
 import pytest
 import yaml
 
-from recorder.gate import GateRow, format_table, summary, why_not
+from proofs.gate import GateRow, format_table, summary, why_not
 from recorder.reference.context import (
     NotApplicable,
     build_context,

@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
-STAGES = ("contract", "engine", "grader", "recorder", "exporter", "tasks")
+STAGES = ("contract", "engine", "grader", "recorder", "exporter", "proofs", "tasks")
 PACKAGES = ("alertforge", *STAGES)
 EXCEPTIONS: dict[str, str] = {}
 """Path (or ``path::function``) -> why it may exceed a limit. Empty: no exception."""
@@ -230,7 +230,7 @@ def test_the_cycle_check_finds_a_cycle():
 
 def test_the_import_graph_sees_a_from_package_import_module_cycle():
     """``from pkg import module`` inside a function and a relative ``from . import module``
-    are imports of that module (the form a 5-module cycle in recorder/mutation hid behind)."""
+    are imports of that module (the form a 5-module cycle in proofs/mutation hid behind)."""
     modules = {"pkg", "pkg.table", "pkg.family"}
     table = "def table():\n    from pkg import family\n"
     family = "from . import table\n"
@@ -248,6 +248,10 @@ def test_the_cli_is_the_top_floor_and_contract_the_ground():
     assert graph.get("grader", set()) <= {"contract"}, "the grader knows nothing of runs"
     assert graph.get("exporter", set()) <= {"contract", "engine"}, "the exporter reads files, not recorder code"
     assert graph.get("engine", set()) <= {"contract", "grader"}, "the engine runs work; it knows no stage's files"
+    assert {unit for unit, deps in graph.items() if "proofs" in deps} <= {"alertforge", "bench"}, \
+        "only the CLI and the benchmarks import the proofs"
+    assert graph.get("proofs", set()) <= {"contract", "engine", "grader", "recorder", "tasks.generator"}
+    assert "recorder" not in graph.get("grader", set()) and "proofs" not in graph.get("recorder", set())
     assert graph.get("tasks.generator", set()) <= {"contract"}
 
 

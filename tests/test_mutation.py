@@ -19,16 +19,16 @@ from contract.paths import TASKS_DIR
 from contract.version import DATASET_VERSION
 from grader.grade import grade, load_catalog
 from grader.tools import AMTOOL, amtool_inhibition
-from recorder.mutation.analysis import EQUIVALENT, KILLED, classify, write_workspace
-from recorder.mutation.operators import (
+from proofs.mutation.analysis import EQUIVALENT, KILLED, classify, write_workspace
+from proofs.mutation.operators import (
     Mutant,
     mutants,
     oracle_workspace,
     same_config,
 )
-from recorder.mutation.rule_conditions import _per_pod, _scaled_threshold, _scaled_windows
-from recorder.mutation.rule_edits import duration, seconds
-from recorder.mutation.table import operator_table
+from proofs.mutation.rule_conditions import _per_pod, _scaled_threshold, _scaled_windows
+from proofs.mutation.rule_edits import duration, seconds
+from proofs.mutation.table import operator_table
 from recorder.reference.context import context_for_task, dump_doc, find_rule, load_doc
 
 STORM = TASKS_DIR / "af-007-alert-storm-cleanup-easy-s1"

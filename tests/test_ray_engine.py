@@ -126,7 +126,7 @@ def test_record_reference_on_ray_writes_the_local_runs_and_both_workers_grade(
 
 @pytest.mark.sweep
 def test_gate_on_ray_gives_the_local_rows_on_two_tasks(engine):
-    from recorder.gate import format_table, run_gate
+    from proofs.gate import format_table, run_gate
 
     cases = ("oracle", "nop", "mutant:missing-for")
     local = run_gate(TASKS, jobs=1, progress=False, cases=cases, engine=LocalEngine())
@@ -157,7 +157,7 @@ def test_import_harbor_on_ray_writes_the_local_runs(engine, tmp_path):
 def test_mutation_analysis_on_ray_gives_the_local_results(engine):
     from dataclasses import asdict
 
-    from recorder.mutation.analysis import run_analysis
+    from proofs.mutation.analysis import run_analysis
 
     local = run_analysis(TASKS, ["drop-for", "change-team"], jobs=1, progress=False)
     on_ray = run_analysis(TASKS, ["drop-for", "change-team"], progress=False, engine=engine)

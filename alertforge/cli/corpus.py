@@ -90,7 +90,7 @@ def add_gate(sub) -> None:
 
 def gate_command(args: argparse.Namespace) -> int:
     """Print the gate's table and summary; exit 1 when any case fails."""
-    from recorder.gate import format_table, run_gate, select_cases, select_tasks, summary
+    from proofs.gate import format_table, run_gate, select_cases, select_tasks, summary
 
     started = time.perf_counter()
     tasks = select_tasks(task_dirs(args.tasks), csv(args.only, "--only"))

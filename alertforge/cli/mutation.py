@@ -41,10 +41,10 @@ def mutate_command(args: argparse.Namespace) -> int:
     Raises:
         BadInput: an unknown task pattern or operator, or a task without an oracle.
     """
-    from recorder.gate import select_tasks
-    from recorder.mutation.analysis import run_analysis
-    from recorder.mutation.report import format_report, write_report
-    from recorder.mutation.table import operator_table
+    from proofs.gate import select_tasks
+    from proofs.mutation.analysis import run_analysis
+    from proofs.mutation.report import format_report, write_report
+    from proofs.mutation.table import operator_table
 
     table = operator_table()
     names = csv(args.operators, "--operators")

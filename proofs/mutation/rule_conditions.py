@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from recorder.mutation.operators import Operator, Site
-from recorder.mutation.rule_edits import alert_rule, duration, edit_alert, edit_exprs, seconds
+from proofs.mutation.operators import Operator, Site
+from proofs.mutation.rule_edits import alert_rule, duration, edit_alert, edit_exprs, seconds
 from recorder.reference.context import Context, Files, NotApplicable
 
 _NUMBER = r"[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?"

@@ -1,7 +1,7 @@
 """Routing operators: widened or dropped matchers, lost ``continue``, reordered routes, swapped receivers.
 
 Each targets a route requirement (the route sending to its receiver, see
-:func:`recorder.mutation.am_edits.route_of`) and must be seen by the Route family (the
+:func:`proofs.mutation.am_edits.route_of`) and must be seen by the Route family (the
 positive, negative and chain cases resolved with the real amtool). ``=~".*"`` also matches
 alerts without the label, so a widened matcher is a catch-all in disguise; a prefix regex
 matches a neighbour whose name starts the same way; the typo is the team-reorg workflow's
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from recorder.mutation.am_edits import (
+from proofs.mutation.am_edits import (
     am_doc,
     labels_seen,
     matcher_texts,
@@ -21,7 +21,7 @@ from recorder.mutation.am_edits import (
     set_matchers,
     with_am,
 )
-from recorder.mutation.operators import Operator, Site
+from proofs.mutation.operators import Operator, Site
 from recorder.reference.context import Context, Files, NotApplicable
 
 

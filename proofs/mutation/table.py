@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from recorder.mutation import (
+from proofs.mutation import (
     delivery_operators,
     inhibition_operators,
     routing_operators,
     rule_conditions,
     rule_metadata,
 )
-from recorder.mutation.operators import Operator
+from proofs.mutation.operators import Operator
 
 
 def operator_table() -> dict[str, Operator]:

@@ -2,7 +2,7 @@
 
 The mutation score is killed / (killed + survived) (issue 14 part 2): equivalent mutants
 are not wrong and grader errors are not measurements, so neither counts. The JSON report
-holds every mutant's classification (``recorder.mutation.analysis.MutantResult``), the
+holds every mutant's classification (``proofs.mutation.analysis.MutantResult``), the
 operator table and the scores; writing it is atomic (:func:`contract.files.write_json`).
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from contract.files import write_json
 from contract.text import counted
-from recorder.mutation.analysis import EQUIVALENT, ERROR, KILLED, SURVIVED, TaskResult
-from recorder.mutation.operators import Operator
+from proofs.mutation.analysis import EQUIVALENT, ERROR, KILLED, SURVIVED, TaskResult
+from proofs.mutation.operators import Operator
 
 REPORT_VERSION = 1
 STATUSES = (KILLED, SURVIVED, EQUIVALENT, ERROR)

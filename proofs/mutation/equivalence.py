@@ -1,6 +1,6 @@
 """The equivalence probe: is a mutant the catalog did not kill really wrong? The real tools on a broader probe set than the catalog's.
 
-- rule mutants: :mod:`recorder.mutation.rule_probes` (promtool, more scenarios and times);
+- rule mutants: :mod:`proofs.mutation.rule_probes` (promtool, more scenarios and times);
 - route mutants: ``amtool config routes test`` (:func:`grader.routing.resolve_many`) over
   the product of every service x team x severity the spec names (each also missing), each
   with an alert name of that service, plus every label set of the spec's route cases and
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import inhibition, routing
-from recorder.mutation.am_edits import labels_seen
-from recorder.mutation.rule_probes import probe_series, replay, same_samples
+from proofs.mutation.am_edits import labels_seen
+from proofs.mutation.rule_probes import probe_series, replay, same_samples
 from recorder.reference.context import AM, Context, Files, load_doc
 
 ROUTE_BATCH = 48
@@ -208,7 +208,7 @@ def _fmt(labels: dict[str, str]) -> str:
 
 
 def probe_rules(ctx: Context, catalog: dict, req: dict, oracle: Files, mutant: Files, cache: dict) -> Verdict:
-    """Rule half (:mod:`recorder.mutation.rule_probes`): readings at every probe time,
+    """Rule half (:mod:`proofs.mutation.rule_probes`): readings at every probe time,
     oracle (cached per requirement) vs mutant; the witness is the first differing one."""
     records = sorted({str(v) for r in ctx.requirements("recording", "alert") for v in (r.get("records") or {}).values()})
     alert = req.get("alert")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from recorder.mutation.operators import Operator, Site
-from recorder.mutation.rule_edits import alert_rule, changed_records, edit_alert, edit_records
+from proofs.mutation.operators import Operator, Site
+from proofs.mutation.rule_edits import alert_rule, changed_records, edit_alert, edit_records
 from recorder.reference.context import (
     Context,
     Files,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from recorder.mutation.am_edits import (
+from proofs.mutation.am_edits import (
     am_doc,
     inhibit_rule_of,
     labels_seen,
@@ -19,7 +19,7 @@ from recorder.mutation.am_edits import (
     side,
     with_am,
 )
-from recorder.mutation.operators import Operator, Site
+from proofs.mutation.operators import Operator, Site
 from recorder.reference.context import Context, Files, NotApplicable
 
 

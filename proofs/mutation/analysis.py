@@ -1,7 +1,7 @@
 """Grade every mutant of every task and classify it: killed, survived or equivalent.
 
 killed: the targeted requirement's ``s`` < 1 and the reward < 1 (issue 14 part 2).
-Otherwise the equivalence probe (:mod:`recorder.mutation.equivalence`) decides:
+Otherwise the equivalence probe (:mod:`proofs.mutation.equivalence`) decides:
 equivalent when the real tools give the oracle's results on every probe (the number of
 probes is the proof), survived when one differs (the first differing probe is the witness).
 Tasks run in the engine's workers (:mod:`engine`: local processes or Ray), one
@@ -19,9 +19,9 @@ from pathlib import Path
 from contract.errors import BadInput, ToolFailure
 from engine import Engine, LocalEngine
 from grader.grade import grade, load_catalog
-from recorder.mutation.equivalence import probe
-from recorder.mutation.operators import Mutant, mutants, oracle_workspace
-from recorder.mutation.table import operator_table
+from proofs.mutation.equivalence import probe
+from proofs.mutation.operators import Mutant, mutants, oracle_workspace
+from proofs.mutation.table import operator_table
 from recorder.reference.context import Files, context_for_task
 
 KILLED, SURVIVED, EQUIVALENT, ERROR = "killed", "survived", "equivalent", "error"

@@ -5,7 +5,7 @@ applied to the oracle's solution over the pristine repo. It declares the require
 it targets and the check families that must see it; for every applicable site (a
 requirement, or a part of one) it yields a full set of workspace files. A mutant whose files
 parse to the same YAML as the oracle's is dropped: no operator ever yields a no-op. The
-table of every operator is :func:`recorder.mutation.table.operator_table` (the operator
+table of every operator is :func:`proofs.mutation.table.operator_table` (the operator
 families import this module; this module imports none of them).
 """
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 
-from recorder.mutation.am_edits import am_doc, route_of, with_am
-from recorder.mutation.operators import Operator, Site
+from proofs.mutation.am_edits import am_doc, route_of, with_am
+from proofs.mutation.operators import Operator, Site
 from recorder.reference.context import Context, Files, NotApplicable
 
 
