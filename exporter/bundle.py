@@ -207,6 +207,11 @@ PAGE_ENTRIES = {"index.html": "pages/home.js", "run.html": "pages/run.js", "comp
 bundle is named for the entry (:func:`bundle_name`)."""
 
 
+STATIC_PAGE_BUNDLES = {"gallery": "pages/gallery.js"}
+"""Bundles of pages rendered whole at export (the failure gallery's), by bundle name: only
+live updates under ``alertforge view`` run there."""
+
+
 def bundle_name(page: str) -> str:
     """The bundle of ``page`` (a :data:`PAGE_ENTRIES` key): its entry module's stem (``run``
     for run.html, so ``static/bundles/run.js``)."""
@@ -228,6 +233,8 @@ def page_assets(static_dir: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for page, entry in PAGE_ENTRIES.items():
         files.update(page_bundles(static_dir / "js", entry, bundle_name(page)))
+    for name, entry in STATIC_PAGE_BUNDLES.items():
+        files.update(page_bundles(static_dir / "js", entry, name))
     for relative, minify in MINIFIED.items():
         path = static_dir / relative.removeprefix("static/")
         if not path.is_file():

@@ -149,7 +149,9 @@ def test_failure_details_are_escaped_and_pages_carry_the_csp(site):
         assert 'http-equiv="Content-Security-Policy"' in html
         assert 'href="../static/app.css"' in html
         parsed = parse(path)
-        assert parsed.scripts == []  # nothing but the page's own file notice, word for word
+        # nothing but the page's own file notice, word for word, and the site's own live-update
+        # bundle (a file of the site: no run text can reach it)
+        assert parsed.scripts == [{"type": "module", "src": "../static/bundles/gallery.js"}]
         assert parsed.notice == NOTICE_TEXT
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in (
         site / "gallery" / "family-syntax.html"

@@ -94,6 +94,51 @@ def test_a_copied_run_and_a_new_step_appear_in_open_pages(viewer, reference_runs
     assert page.page_errors == []
 
 
+def test_an_open_gallery_page_takes_the_new_site_in_place(viewer, reference_runs, page):
+    """The failure gallery is static HTML; under view, a new export puts the page's new
+    content in place (an episode run copied in fills its penalty section), no reload."""
+    watched, start = viewer
+    nop = next(path for (task, policy), path in sorted(reference_runs.items()) if policy == "nop")
+    shutil.copytree(nop, watched / nop.name)
+    _, url = start()
+    page.goto(f"{url}gallery/index.html")
+    page.wait_for_selector("#live-status[data-generation]", timeout=WAIT_MS)
+    penalties = "section[aria-labelledby='gallery-penalty-heading']"
+    assert page.locator(f"{penalties} table").count() == 0
+    page.evaluate("window.__kept = 1")
+    episode = Path(__file__).parent / "fixtures" / "site" / "runs" / "fixture-episode-easy"
+    shutil.copytree(episode, watched / episode.name)
+    page.wait_for_selector(f"{penalties} table", timeout=WAIT_MS)
+    assert page.evaluate("window.__kept") == 1  # put in place, not reloaded
+    assert page.locator("#main[data-live-generation]").count() == 1
+    assert page.locator("#live-status").count() == 1
+    assert page.page_errors == []
+
+
+def test_an_open_compare_page_draws_a_growing_run_again_in_place(viewer, reference_runs, page):
+    watched, start = viewer
+    runs = sorted(reference_runs.items())
+    task = runs[0][0][0]
+    oracle = next(path for (t, policy), path in runs if t == task and policy == "oracle")
+    nop = next(path for (t, policy), path in runs if t == task and policy == "nop")
+    growing = _growing_copy(oracle, watched, 3)
+    shutil.copytree(nop, watched / nop.name)
+    _, url = start()
+    page.goto(f"{url}compare.html?a={growing.name}&b={nop.name}")
+    page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
+    page.wait_for_selector("#live-status[data-generation]", timeout=WAIT_MS)
+    before = page.get_attribute("#curve-a", "data-totals").split(",")
+    page.evaluate("window.__kept = 1")
+    full = json.loads((oracle / "trajectory.json").read_text())
+    write_json(growing / "trajectory.json", full)
+    write_json(growing / "run.json", json.loads((oracle / "run.json").read_text()))
+    page.wait_for_selector("#compare-view[data-live-generation]", timeout=WAIT_MS)
+    after = page.get_attribute("#curve-a", "data-totals").split(",")
+    assert len(before) == 3 and len(after) == len(full["steps"])
+    assert page.evaluate("window.__kept") == 1
+    assert page.page_errors == []
+
+
 def test_an_exported_site_on_a_static_host_asks_nothing(tmp_path, reference_runs, page):
     from exporter.export import export_site
     from exporter.serve import serve_in_background
@@ -107,9 +152,10 @@ def test_an_exported_site_on_a_static_host_asks_nothing(tmp_path, reference_runs
     messages = []
     page.on("console", lambda message: messages.append(message.text) if message.type == "error" else None)
     try:
-        for address in (url, f"{url}run.html?run={run.name}"):
+        for address in (url, f"{url}run.html?run={run.name}", f"{url}gallery/index.html"):
             page.goto(address)
-            page.wait_for_selector("body[data-ready='1']")
+            if "gallery" not in address:
+                page.wait_for_selector("body[data-ready='1']")
             page.wait_for_timeout(1500)
             assert asked == [] and page.locator("#live-status").count() == 0
         assert messages == [] and page.page_errors == []

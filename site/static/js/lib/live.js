@@ -31,9 +31,15 @@ function describe(info) {
   return `Live: ${runs}${more}${problems ? ` \u00b7 ${problems} input${problems === 1 ? "" : "s"} not shown (see the terminal)` : ""}`;
 }
 
+/** The site's top relative to this page ("" or "../" for a gallery page: base.html's data-root). */
+export function siteRoot() {
+  const notice = document.getElementById("file-notice");
+  return notice && notice.dataset.root ? notice.dataset.root : "";
+}
+
 async function fetchInfo() {
   try {
-    const response = await fetch("data/live.json", { cache: "no-store" });
+    const response = await fetch(`${siteRoot()}data/live.json`, { cache: "no-store" });
     if (!response.ok) return null;
     const info = await response.json();
     return info && info.live === true && Number.isInteger(info.generation) ? info : null;

@@ -13,6 +13,7 @@
 //                       tbody.root-group[data-side=a|b][data-root][data-count], folded under its tr.root-row
 //                       (button.root-toggle[aria-expanded] unfolds it); the others in tbody.root-others
 //   #compare-requirements tr[data-req] with td[data-side=a|b][data-q][data-s]
+//   #compare-view[data-live-generation]  under `alertforge view`: the export generation last drawn
 //   #compare-episode    two episode runs: aligned actions, reward sums, score parts (episode-compare.js);
 //                       the checks and requirements panels are hidden then
 // Every string from a run is inserted as text (see dom.js).
@@ -22,6 +23,7 @@ import { blameAt, causeAt, failureAt, finalReward, firstDivergence, loadRun, loa
 import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
 import { pageQuery, readParams, writeParams } from "../lib/params.js";
 import { failureRoots, sharedRoots } from "../lib/roots.js";
+import { watchLive } from "../lib/live.js";
 
 const STATE_NAMES = { 1: "pass", 0: "fail", "-": "na", "": "none" };
 const STATE_WORDS = { pass: "passes", fail: "fails", na: "not applicable", none: "not graded" };
@@ -327,6 +329,20 @@ async function main() {
   const pickers = installPickers(a, b, runList);
   byId("compare-loading").hidden = true;
   byId("compare-view").hidden = false;
+  await drawPair(a, b, task);
+  performance.mark("compare-rendered");
+  try {
+    await pickers;
+  } catch (error) {
+    showError(error.message);
+    return;
+  }
+  document.body.dataset.ready = "1";
+  watchLive((info) => refreshPair(info, a.run_id, b.run_id, a.task_id));
+}
+
+/** Both runs' parts of the page, drawn again whole on each call. */
+async function drawPair(a, b, task) {
   renderMeta(byId("compare-a-meta"), a);
   renderMeta(byId("compare-b-meta"), b);
   const divergence = renderDivergence(a, b);
@@ -338,14 +354,33 @@ async function main() {
     renderChecks(a, b, task);
     renderRequirements(a, b, task);
   }
-  performance.mark("compare-rendered");
-  try {
-    await pickers;
-  } catch (error) {
-    showError(error.message);
-    return;
+}
+
+/**
+ * `alertforge view` exported the site again (lib/live.js): when either run changed, both are
+ * read again and drawn in place (the reader's scroll kept); the pickers get the task's runs
+ * as they are now. A run gone from the site (removed from the inputs) ends the page with a
+ * message saying so.
+ */
+async function refreshPair(info, idA, idB, taskId) {
+  const changed = Array.isArray(info.changed) ? info.changed : [];
+  const listing = loadTaskRuns(taskId).then((l) => l.runs, () => null);
+  if (changed.includes(idA) || changed.includes(idB)) {
+    const [a, b] = await Promise.all([loadRun(idA, true), loadRun(idB, true)]);
+    if (a === null || b === null) {
+      showError(`Run ${a === null ? "A" : "B"} is not in the site any more (it left the inputs of alertforge view).`);
+      return;
+    }
+    const { scrollX, scrollY } = window;
+    await drawPair(a, b, await loadTask(a.task_id));
+    window.scrollTo(scrollX, scrollY);
+    byId("compare-view").dataset.liveGeneration = String(info.generation);
   }
-  document.body.dataset.ready = "1";
+  const runs = await listing;
+  if (runs) {
+    fillPicker(byId("pick-a"), runs, idA);
+    fillPicker(byId("pick-b"), runs, idB);
+  }
 }
 
 main().catch((error) => showError(`Unexpected error: ${error.message}`));
