@@ -322,3 +322,12 @@ def test_no_function_takes_more_than_8_parameters():
                 if count > MAX_PARAMETERS:
                     over.append(f"{_rel(path)}::{node.name} ({count})")
     assert over == []
+
+
+def test_the_site_types_match_the_committed_schemas():
+    """site/static/js/lib/site-types.js is what scripts/site_types.py writes from
+    docs/schemas/site-*.schema.json (CI then type-checks the modules with tsc)."""
+    done = subprocess.run(["python3" if not (ROOT / ".venv").exists() else str(ROOT / ".venv" / "bin" / "python"),
+                           str(ROOT / "scripts" / "site_types.py"), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

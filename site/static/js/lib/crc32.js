@@ -1,3 +1,4 @@
+// @ts-check
 // CRC-32 (IEEE) of a string's UTF-8 bytes: the exporter shards the search index by zlib.crc32(token).
 
 const TABLE = new Uint32Array(256);

@@ -1,3 +1,4 @@
+// @ts-check
 // Loading the site data files (docs/formats.md "Site data") relative to the page, or, in a single
 // exported file, from its inlined <script type="application/json" id="site-data"> ({path: value});
 // then, below, questions about a loaded run file that several views ask (run view, compare, search).
@@ -40,6 +41,8 @@ export function mediaAddress(url) {
 /**
  * A fetch of url as {status, ok, json()} or {fetchError}: the one static/prefetch-run.js started
  * for this path if any (taken once), else a new one.
+ * @param {string} url
+ * @returns {Promise<FetchResult>}
  */
 function request(url) {
   const early = window.__prefetched && window.__prefetched[url];
@@ -137,6 +140,9 @@ export function startRunDownload(runId) {
 /**
  * data/runs/<id>.json, checked for its shape (an error names the run and what is wrong); with
  * missingOk, null when there is no such file.
+ * @param {string} runId
+ * @param {boolean} [missingOk]
+ * @returns {Promise<RunDocument | null>}
  */
 export async function loadRun(runId, missingOk = false) {
   const what = `Run file for \u201c${runId}\u201d`;
@@ -151,6 +157,8 @@ export async function loadRun(runId, missingOk = false) {
  * data/run-heads/<id>.json (the run's first steps and what the view shows of them and of the
  * task before the whole run file and the task file are in), checked for its shape; null when there is none (a 404, or a single exported file,
  * which holds every run whole).
+ * @param {string} runId
+ * @returns {Promise<RunHead | null>}
  */
 export async function loadRunHead(runId) {
   if (bundledFiles()) return null;
@@ -193,7 +201,11 @@ function loadTaskFile(path, what) {
   return taskFiles.get(path);
 }
 
-/** data/tasks/<id>.json: the check catalog shared by every run of the task (fetched once a page). */
+/**
+ * data/tasks/<id>.json: the check catalog shared by every run of the task (fetched once a page).
+ * @param {string} taskId
+ * @returns {Promise<TaskDocument>}
+ */
 export function loadTask(taskId) {
   return loadTaskFile(`data/tasks/${encodeURIComponent(taskId)}.json`, `Task file for \u201c${taskId}\u201d`);
 }
@@ -202,12 +214,18 @@ export function loadTask(taskId) {
  * data/task-inputs/<id>.json: {task_id, evaluation_interval, input_series{}, scenario_plots{}},
  * what only the check inspector's scenario plot and reproduce panel read (fetched once a page,
  * when the first check that needs it is opened).
+ * @param {string} taskId
+ * @returns {Promise<TaskInputs>}
  */
 export function loadTaskInputs(taskId) {
   return loadTaskFile(`data/task-inputs/${encodeURIComponent(taskId)}.json`, `Scenario data file for task \u201c${taskId}\u201d`);
 }
 
-/** data/task-runs/<id>.json: {task_id, runs[{run_id, policy, model, reward, solved, steps}]} */
+/**
+ * data/task-runs/<id>.json: {task_id, runs[{run_id, policy, model, reward, solved, steps}]}
+ * @param {string} taskId
+ * @returns {Promise<TaskRuns>}
+ */
 export function loadTaskRuns(taskId) {
   return loadJson(`data/task-runs/${encodeURIComponent(taskId)}.json`, `Run list for task \u201c${taskId}\u201d`);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Updating nodes a view keeps between steps in place: write only what differs from what is
 // there, and rebuild a node's children only when what they are drawn from changed. A step
 // switch then costs the browser style and layout of what changed, not of the whole view.

@@ -1,3 +1,4 @@
+// @ts-check
 // DOM building without HTML parsing: every string from a run becomes a text node.
 // Never use innerHTML/outerHTML/insertAdjacentHTML with run data; build nodes here instead.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Reading an action episode's run file: the observation in force at a step and its service rows.
 // The data is the run file's steps[n].env (exporter/episodes.py).
 

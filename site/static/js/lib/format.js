@@ -1,3 +1,4 @@
+// @ts-check
 // Number and text formats shared by the views (a run file's texts cut before layout: clip).
 
 /**

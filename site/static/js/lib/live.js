@@ -1,3 +1,4 @@
+// @ts-check
 // Live updates under `alertforge view` (alertforge/view/): its server sends every answer with
 // `Server-Timing: alertforge-live` and answers data/live.json with {live: true, generation, phase,
 // runs, found, changed[], problems{}}, raising generation each time it exports the site again. A page
@@ -51,7 +52,7 @@ async function fetchInfo() {
 /** Whether this page was served by `alertforge view` (its navigation's Server-Timing names it). */
 export function servedLive() {
   if (location.protocol === "file:" || document.getElementById("site-data")) return false;
-  const navigation = performance.getEntriesByType("navigation")[0];
+  const navigation = /** @type {PerformanceNavigationTiming | undefined} */ (performance.getEntriesByType("navigation")[0]);
   return Boolean(navigation && Array.isArray(navigation.serverTiming)
     && navigation.serverTiming.some((entry) => entry.name === "alertforge-live"));
 }

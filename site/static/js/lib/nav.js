@@ -1,3 +1,4 @@
+// @ts-check
 // Keyboard navigation of the run view: j/k and arrows, Home/End, Space play/pause, ? help, / search.
 //
 // Stable ids: #btn-play (aria-pressed="true" while playing), #play-speed (steps per second),
@@ -12,7 +13,7 @@ function isTyping(target) {
 /** The play button and its speed: {toggle(), stop()}; playing shows one step after another. */
 function installPlayback(run) {
   const playButton = byId("btn-play");
-  const speed = byId("play-speed");
+  const speed = /** @type {HTMLSelectElement} */ (byId("play-speed"));
   let timer = null;
 
   function setPlaying(playing) {

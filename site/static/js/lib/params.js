@@ -1,3 +1,4 @@
+// @ts-check
 // The page's state lives in its address: read and write query parameters in one place.
 
 /** The page's parameters (URLSearchParams) from location.search. */

@@ -1,3 +1,4 @@
+// @ts-check
 // Failures that share a root: the checks panel of the run view and the compare view group them.
 
 const UNLOADED = /^(\S+)(?: line \d+)? does not load/;

@@ -1,3 +1,4 @@
+// @ts-check
 // Failure gallery pages (gallery/index.html, gallery/<axis>-<slug>.html): static HTML the
 // exporter renders, nothing to draw. Under `alertforge view` (lib/live.js), when the site is
 // exported again the page reads its own new version and puts its main content in place,
