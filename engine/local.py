@@ -93,6 +93,8 @@ class CountingExecutor(Executor):
         outer: Future = Future()
 
         def done(inner: Future) -> None:
+            if not outer.set_running_or_notify_cancel():
+                return  # cancelled (the pool was shut down on another job's error): nothing to hand on
             try:
                 result, grades = inner.result()
             except BaseException as err:  # noqa: BLE001 - handed on through the future

@@ -6,6 +6,7 @@ is already complete is skipped and an interrupted one resumes (see :mod:`recorde
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from contract.errors import BadInput
 from engine import Engine, LocalEngine
 from recorder.record import record_run
 from recorder.reference.context import context_for_task
-from recorder.reference.mutations import applicable
+from recorder.reference.mutations import ADVERSARIES, applicability, applicable
 
 DEFAULT_POLICIES = ("oracle", "nop", "partial")
 
@@ -41,6 +42,21 @@ def demo_policies(task_dir: Path) -> list[str]:
     return base + demo_adversaries(task_dir)
 
 
+def _applies(task_dir: Path, policy: str) -> bool:
+    """False (said on stderr) for an adversary the task gives no place to (a delivery attack
+    on a task whose route requirement creates no receiver): the other runs go on."""
+    if not policy.startswith("adversary:"):
+        return True
+    kind = policy.split(":", 1)[1]
+    if kind not in ADVERSARIES:
+        return True  # record_run names the unknown kind
+    why = applicability(kind, context_for_task(task_dir))
+    if why is not None:
+        print(f"alertforge: skipped {policy} on {task_dir.name}: it does not apply ({why})",
+              file=sys.stderr)
+    return why is None
+
+
 def _one(job: tuple[str, str, int, str]) -> str:
     task_dir, policy, seed, out = job
     return str(record_run(Path(task_dir), policy, seed=seed, out=Path(out)))
@@ -56,14 +72,16 @@ def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
     :func:`demo_policies`). ``mutants`` adds that many ``mutant`` runs per task (seeds 1..N,
     each 1-3 seeded mistakes). ``jobs`` worker processes (1: in this process) of the local
     ``engine`` (default); a Ray engine records in this process, grading on the cluster
-    (:mod:`engine`). Raises the first worker's error.
+    (:mod:`engine`). An adversary that does not apply to a task is skipped there, said on
+    stderr. Raises the first worker's error.
     """
     engine = engine or LocalEngine()
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BadInput(out, "output path exists and is not a folder")
     chosen = policies if callable(policies) else (lambda _task: policies)
-    work = [(str(t), p, seed, str(out)) for t in task_dirs for p in chosen(t)]
+    work = [(str(t), p, seed, str(out)) for t in task_dirs for p in chosen(t)
+            if _applies(Path(t), p)]
     work += [(str(t), "mutant", n, str(out)) for t in task_dirs for n in range(1, mutants + 1)]
     done: list[Path] = []
     with engine.pool(jobs, writes=True) as pool, \

@@ -150,3 +150,16 @@ def test_export_leaves_out_leftover_folders_and_says_so(tmp_path):
     assert folder.returncode == 0 and f"skipped {unfinished}" in folder.stderr
     only = cli("export", str(unfinished), "--out", str(tmp_path / "site3"))
     assert only.returncode == 2 and "no run to export" in only.stderr
+
+
+def test_record_reference_skips_an_adversary_a_task_gives_no_place_and_records_the_rest(tmp_path):
+    """adversary:sibling-receiver needs a receiver the task creates; af-001's keeps its own:
+    said on stderr, the other runs recorded, no traceback (a failing job used to spill the
+    pool's cancelled futures as tracebacks)."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASK, tasks / TASK.name)
+    done = cli("record-reference", "--tasks", str(tasks), "--out", str(tmp_path / "runs"), "-j", "1",
+               "--policies", "nop,adversary:sibling-receiver")
+    assert done.returncode == 0, done.stderr
+    assert "skipped adversary:sibling-receiver on" in done.stderr and "Traceback" not in done.stderr
+    assert len([p for p in (tmp_path / "runs").iterdir() if p.is_dir()]) == 1
