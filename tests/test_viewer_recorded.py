@@ -52,5 +52,6 @@ def test_oracle_run_steps_match_the_trajectory(page, recorded_site, reference_ru
     page.wait_for_function("(n) => new URLSearchParams(location.search).get('step') === String(n)",
                            arg=len(steps) - 1)
     states = page.locator("#checks-panel li[data-check-id]")
-    assert states.count() == len(summary["checks"])
+    assert 0 < states.count() <= len(summary["checks"])  # rows are drawn as they come into reach (issue 32)
+    assert page.locator("#checks-fail-count").inner_text() == "0"  # counted over every check
     assert page.locator('#checks-panel li[data-state="fail"]').count() == 0

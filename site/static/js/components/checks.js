@@ -1,8 +1,18 @@
 // The checks panel: the task's catalog grouped by requirement, each check's state at a step.
+//
+// Light on long catalogs: every group's heading and counts are drawn, but a check's row only when
+// it is on screen or soon will be. The first EAGER_ROWS rows (in panel order) are drawn at once
+// (the first screens of the panel, which the first paint shows); the rest of a group waits behind
+// a placeholder li.check-more of about its height, and an IntersectionObserver draws the next
+// CHUNK_ROWS when the placeholder comes within a screen of the viewport. The selected check's row
+// (a deep link's &check=, a matrix click) and every group a filter shows are drawn at once. Why
+// rows and not content-visibility: the rows not drawn are not in the DOM at all (every element
+// counts in style and layout of a step switch), while counts, flips and roots are computed over
+// the whole catalog, so a filter or a deep link behaves as if everything were drawn.
 
 import { el, clear, fill } from "../lib/dom.js";
 import { clip } from "../lib/format.js";
-import { failureRoots, sharedRoots } from "../lib/roots.js";
+import { installFilter } from "./checks-filter.js";
 
 // the longest detail or cause line the panel shows (lib/format.js clip; the inspector shows more)
 const PANEL_TEXT = 600;
@@ -55,7 +65,8 @@ function groupHeading(requirement) {
 }
 
 // One item is built with el() and cloned for every check (cloning is native work); its texts
-// are set as textContent, never parsed.
+// are set as textContent, never parsed. A failing check's cause and blame lines are added the
+// first time it has one (whyParts).
 function checkPrototype() {
   return el(
     "li",
@@ -67,21 +78,37 @@ function checkPrototype() {
       el("div", { class: "check-line" }, el("span", { class: "check-label" }), el("span", { class: "changed-mark" }, "changed")),
       el("div", { class: "check-meta" }, el("span", { class: "family" }), " ", el("code")),
       el("div", { class: "check-detail" }),
-      el("div", { class: "check-cause", hidden: "" }, el("span", { class: "cause-kind" }), " ", el("span", { class: "cause-text" })),
-      el("div", { class: "check-blame", hidden: "" }, el("a", { class: "blame-link" })),
     ),
   );
 }
 
-/** One requirement's group of checks; each item is recorded in `built` (items, byItem, counters). */
-function buildGroup(group, prototype, built) {
+function whyParts(entry) {
+  if (entry.cause) return;
+  entry.cause = el("div", { class: "check-cause", hidden: "" }, el("span", { class: "cause-kind" }), " ", el("span", { class: "cause-text" }));
+  entry.blame = el("div", { class: "check-blame", hidden: "" }, el("a", { class: "blame-link" }));
+  entry.item.lastChild.append(entry.cause, entry.blame);
+}
+
+const EAGER_ROWS = 24;
+const CHUNK_ROWS = 25;
+const ROW_ESTIMATE = 60; // px a row takes, about (the placeholder's height per row not drawn)
+
+/** One requirement's group: its section, heading and counter; no rows yet (see buildRows). */
+function groupSection(group) {
   const counter = el("span", { class: "group-count" });
-  built.counters.push(counter);
   const list = el("ul", { class: "check-list" });
-  for (const { check, index } of group.checks) {
+  const section = el("section", { class: "check-group", dataset: { req: group.requirement ? group.requirement.id : "" } }, el("header", null, groupHeading(group.requirement), counter), list);
+  return { ...group, section, list, counter, done: 0, more: null, fails: 0, changedCount: 0, rootCount: 0 };
+}
+
+/** Rows `from`..`to` (exclusive) of `group` as entries (the panel's items, byItem). */
+function buildRows(group, from, to, prototype, built) {
+  const fragment = document.createDocumentFragment();
+  const made = [];
+  for (const { check, index } of group.checks.slice(from, to)) {
     const item = prototype.cloneNode(true);
     const [mark, body] = item.children;
-    const [line, meta, detail, cause, blame] = body.children;
+    const [line, meta, detail] = body.children;
     item.setAttribute("title", check.note || "");
     item.setAttribute("data-check-id", check.id);
     item.setAttribute("data-index", String(index));
@@ -89,11 +116,12 @@ function buildGroup(group, prototype, built) {
     line.firstChild.textContent = check.label || check.id;
     meta.firstChild.textContent = check.family || "";
     meta.lastChild.textContent = check.id;
-    list.append(item);
+    fragment.append(item);
     built.byItem.set(item, check.id);
-    built.items.push({ item, mark, detail, cause, blame, check, index, counter, state: null, isChanged: null, detailText: null, selected: false, why: null });
+    made.push({ item, mark, detail, cause: null, blame: null, check, index, group, state: null, isChanged: null, detailText: null, selected: false, why: null });
   }
-  return el("section", { class: "check-group", dataset: { req: group.requirement ? group.requirement.id : "" } }, el("header", null, groupHeading(group.requirement), counter), list);
+  group.list.insertBefore(fragment, group.more);
+  return made;
 }
 
 /**
@@ -129,6 +157,8 @@ function installSelection(container, byItem, onSelectCheck, onOpenBlame) {
 function updateWhy(entry, why) {
   if (entry.why === why || (why && entry.why && why.cause === entry.why.cause && why.href === entry.why.href)) return;
   entry.why = why;
+  if (why) whyParts(entry);
+  if (!entry.cause) return;
   const cause = why && why.cause;
   entry.cause.hidden = !cause;
   entry.cause.firstChild.textContent = cause ? clip(cause.kind, 80) : "";
@@ -151,11 +181,11 @@ export function blameText(blame) {
   return `Broken at step ${blame.step}${hunk}: show the change`;
 }
 
-/** Set one check item's state, changed mark, detail and selection for `step`; returns its state. */
-function updateEntry(entry, step, changed, selectedCheckId, detailOf, whyOf) {
-  const state = STATES[step.checks[entry.index]] || "na";
-  const isChanged = changed.has(entry.index);
-  const detailText = state === "fail" ? (detailOf ? detailOf(entry.check.id) : (step.failed || {})[entry.check.id] || "") : "";
+/** Set one check item's state, changed mark, detail, cause and selection from the panel's step. */
+function updateEntry(entry, view) {
+  const state = view.state(entry.index);
+  const isChanged = view.changed.has(entry.index);
+  const detailText = state === "fail" ? view.detail(entry.check.id) : "";
   if (entry.state !== state || entry.isChanged !== isChanged || entry.detailText !== detailText) {
     entry.state = state;
     entry.isChanged = isChanged;
@@ -167,13 +197,12 @@ function updateEntry(entry, step, changed, selectedCheckId, detailOf, whyOf) {
     entry.detail.textContent = clip(detailText, PANEL_TEXT);
     entry.detail.hidden = detailText === "";
   }
-  updateWhy(entry, state === "fail" && whyOf ? whyOf(entry.check.id, entry.index) : null);
-  const selected = entry.check.id === selectedCheckId;
+  updateWhy(entry, state === "fail" ? view.why(entry.index, entry.check.id) : null);
+  const selected = entry.check.id === view.selected;
   if (entry.selected !== selected) {
     entry.selected = selected;
     entry.item.classList.toggle("selected", selected);
   }
-  return state;
 }
 
 /** "passing/applicable pass" over the whole catalog, built or not. */
@@ -195,178 +224,147 @@ function noChecks(container, summary) {
 }
 
 /**
- * Build the panel (groups and one <li> per check) of `catalog` (a task file, or a run head's task
- * with only the first groups: see above) and return update(step, selectedCheckId, detailOf,
- * whyOf), which sets each check's state for that step (whyOf(id, index): a failing check's
- * {cause, blame, href} or null); onSelectCheck(id) is called when a check is clicked,
- * onOpenBlame(step, hunk, id) when its blame link is. update.finish(task) takes the whole task
- * file: it builds the groups the head did not hold (and applies the last update to them) and
- * gives the rows built from the head their notes; it throws when the task file does not start
- * with the head's groups (the two files come from different exports).
+ * The panel's rows as they come: `panel` = {groups, entries, byItem, build(group, upTo),
+ * draw(upTo)}; build draws the group's rows up to `upTo` (and a placeholder for the others),
+ * draw the first `upTo` rows of the panel; `onBuilt(entries)` is told of every new row.
+ */
+function windowedRows(panel, prototype, onBuilt) {
+  const observer = typeof IntersectionObserver === "function" ? new IntersectionObserver((seen) => {
+    for (const record of seen) {
+      const group = record.isIntersecting ? panel.groups.find((g) => g.more === record.target) : null;
+      if (group) panel.build(group, group.done + CHUNK_ROWS);
+    }
+  }, { rootMargin: "100% 0px" }) : null;
+  const placeholder = (group) => {
+    const left = group.checks.length - group.done;
+    if (!group.more && left > 0) group.more = group.list.appendChild(el("li", { class: "check-more", "aria-hidden": "true" }));
+    if (!group.more) return;
+    observer.unobserve(group.more);
+    if (left === 0) {
+      group.more.remove();
+      group.more = null;
+      return;
+    }
+    group.more.style.height = `${left * ROW_ESTIMATE}px`;
+    observer.observe(group.more); // observed again: told at once if it is still in reach
+  };
+  panel.build = (group, upTo) => {
+    const to = observer ? Math.min(upTo, group.checks.length) : group.checks.length; // no observer: every row
+    if (to <= group.done && (group.more || group.done === group.checks.length)) return;
+    const made = to > group.done ? buildRows(group, group.done, to, prototype, panel) : [];
+    group.done = Math.max(group.done, to);
+    panel.entries.push(...made);
+    placeholder(group);
+    if (made.length) onBuilt(made);
+  };
+  panel.draw = (upTo) => {
+    let left = upTo;
+    for (const group of panel.groups) {
+      panel.build(group, Math.max(left, 0));
+      left -= group.checks.length;
+    }
+  };
+}
+
+/** Draw the row of `checkId` (and those before it in its group) when it is not drawn yet. */
+function drawCheck(panel, checkId) {
+  if (!checkId || panel.entries.some((entry) => entry.check.id === checkId)) return;
+  for (const group of panel.groups) {
+    const at = group.checks.findIndex(({ check }) => check.id === checkId);
+    if (at >= 0) panel.build(group, at + 1);
+  }
+}
+
+/** The step's view the rows are drawn from: state, changed, detail and why by catalog index. */
+function stepView(step, selectedCheckId, detailOf, whyOf) {
+  const whys = new Map();
+  return {
+    step,
+    selected: selectedCheckId,
+    changed: new Set(step.changed),
+    state: (index) => STATES[step.checks[index]] || "na",
+    detail: (checkId) => (detailOf ? detailOf(checkId) : (step.failed || {})[checkId] || ""),
+    why: (index, checkId) => {
+      if (!whyOf) return null;
+      if (!whys.has(index)) whys.set(index, whyOf(checkId, index));
+      return whys.get(index);
+    },
+  };
+}
+
+/**
+ * Build the panel (groups, and rows as they come into reach: see the top) of `catalog` (a task
+ * file, or a run head's task with only the first groups: see above) and return update(step,
+ * selectedCheckId, detailOf, whyOf), which sets each check's state for that step (whyOf(id,
+ * index): a failing check's {cause, blame, href} or null); onSelectCheck(id) is called when a
+ * check is clicked, onOpenBlame(step, hunk, id) when its blame link is. update.finish(task)
+ * takes the whole task file: it adds the groups the head did not hold and gives the rows drawn
+ * from the head their notes; it throws when the task file does not start with the head's groups
+ * (the two files come from different exports).
  */
 export function renderChecks(container, summary, catalog, onSelectCheck, onOpenBlame = null) {
   clear(container);
   const legend = document.getElementById("checks-legend");
   if (legend) legend.hidden = checkCount(catalog) === 0;
   if (checkCount(catalog) === 0) return noChecks(container, summary);
-  const prototype = checkPrototype();
-  const built = { items: [], byItem: new Map(), counters: [] };
+  const panel = { groups: [], entries: [], byItem: new Map(), state: () => "na", changed: new Set(), why: () => null };
+  let view = null;
+  windowedRows(panel, checkPrototype(), (made) => {
+    if (!view) return;
+    for (const entry of made) updateEntry(entry, view);
+    filter.decorate(made);
+  });
+  const addGroups = (groups) => {
+    const sections = groups.map(groupSection);
+    panel.groups.push(...sections);
+    container.append(...sections.map((group) => group.section));
+  };
+  addGroups(resolveGroups(catalog, catalog.panel));
   const groupsBuilt = catalog.panel.length;
-  function build(groups) {
-    const fragment = document.createDocumentFragment();
-    for (const group of groups) fragment.append(buildGroup(group, prototype, built));
-    container.append(fragment);
-  }
-  build(resolveGroups(catalog, catalog.panel));
-  installSelection(container, built.byItem, onSelectCheck, onOpenBlame);
-  const filter = installFilter(container, catalog);
+  installSelection(container, panel.byItem, onSelectCheck, onOpenBlame);
+  const filter = installFilter(container, panel, catalog);
+  panel.draw(EAGER_ROWS);
 
   let last = null;
   function update(step, selectedCheckId, detailOf, whyOf) {
     last = [step, selectedCheckId, detailOf, whyOf];
-    const changed = new Set(step.changed);
-    const counts = new Map(built.counters.map((counter) => [counter, { pass: 0, applicable: 0 }]));
-    for (const entry of built.items) {
-      const state = updateEntry(entry, step, changed, selectedCheckId, detailOf, whyOf);
-      const count = counts.get(entry.counter);
-      if (state !== "na") count.applicable += 1;
-      if (state === "pass") count.pass += 1;
-    }
-    for (const [counter, count] of counts) {
-      const text = `${count.pass}/${count.applicable}`;
-      if (counter.textContent !== text) counter.textContent = text;
+    view = stepView(step, selectedCheckId, detailOf, whyOf);
+    Object.assign(panel, { state: view.state, changed: view.changed, why: view.why });
+    drawCheck(panel, selectedCheckId);
+    for (const entry of panel.entries) updateEntry(entry, view);
+    for (const group of panel.groups) {
+      let pass = 0;
+      let applicable = 0;
+      for (const { index } of group.checks) {
+        const state = view.state(index);
+        if (state !== "na") applicable += 1;
+        if (state === "pass") pass += 1;
+      }
+      const text = `${pass}/${applicable}`;
+      if (group.counter.textContent !== text) group.counter.textContent = text;
     }
     fill(summary, catalogSummary(step));
-    filter.update(step, built.items);
+    filter.update(step);
   }
   let finished = !Number.isInteger(catalog.check_count); // a task file is whole already
   update.finish = (task) => {
     if (finished) return;
     finished = true;
-    for (const entry of built.items) {
-      const check = task.checks[entry.index];
-      if (!check || check.id !== entry.check.id) throw new Error(`the run head and the task file list other checks (${entry.check.id}). Export the site again.`);
-      entry.check = check;
-      entry.item.setAttribute("title", check.note || "");
+    for (const group of panel.groups) {
+      group.checks = group.checks.map(({ check, index }) => {
+        const whole = task.checks[index];
+        if (!whole || whole.id !== check.id) throw new Error(`the run head and the task file list other checks (${check.id}). Export the site again.`);
+        return { check: whole, index };
+      });
     }
-    build(resolveGroups(task, task.panel.slice(groupsBuilt)));
+    for (const entry of panel.entries) {
+      entry.check = task.checks[entry.index];
+      entry.item.setAttribute("title", entry.check.note || "");
+    }
+    addGroups(resolveGroups(task, task.panel.slice(groupsBuilt)));
+    panel.draw(EAGER_ROWS);
     filter.requirements(task);
     if (last) update(...last);
   };
   return update;
-}
-
-const FLIPS_NAMED = 6;
-
-/** Mark each failing item with its root and list the roots two or more checks share. */
-function markRoots(items, container) {
-  const failing = items.filter((entry) => entry.state === "fail");
-  const roots = failureRoots(failing.map((entry) => ({ id: entry.check.id, cause: entry.why && entry.why.cause })));
-  for (const entry of items) entry.item.dataset.root = (entry.state === "fail" && roots.get(entry.check.id)) || "";
-  const shared = sharedRoots(roots);
-  const box = document.getElementById("checks-roots");
-  const list = document.getElementById("checks-roots-list");
-  if (!box || !list) return;
-  box.hidden = shared.length === 0;
-  const chosen = container.dataset.show === "root" ? container.dataset.root : null;
-  fill(list, shared.map(([root, count]) => el("button", { type: "button", class: "button root-button", dataset: { root },
-    "aria-pressed": root === chosen ? "true" : "false" }, `${root} \u00b7 ${count} checks`)));
-  for (const section of container.querySelectorAll("section.check-group")) {
-    section.dataset.rootCount = String(section.querySelectorAll(`li.check[data-root="${CSS.escape(chosen || "")}"]`).length);
-  }
-}
-
-/** Per group, the failing and changed checks; the checks that turned red and green; the totals. */
-function tally(items) {
-  const perGroup = new Map();
-  const turned = { red: [], green: [] };
-  let failing = 0;
-  let changed = 0;
-  for (const entry of items) {
-    const group = entry.item.closest("section.check-group");
-    const count = perGroup.get(group) || { fail: 0, changed: 0 };
-    if (entry.state === "fail") count.fail += 1;
-    if (entry.isChanged) count.changed += 1;
-    perGroup.set(group, count);
-    failing += entry.state === "fail" ? 1 : 0;
-    changed += entry.isChanged ? 1 : 0;
-    if (entry.isChanged && entry.state === "fail") turned.red.push(entry.check.id);
-    if (entry.isChanged && entry.state === "pass") turned.green.push(entry.check.id);
-  }
-  return { perGroup, turned, failing, changed };
-}
-
-/**
- * The filter above the groups (#checks-filter: all, failing, changed at this step; a
- * requirement) and the line saying which checks flipped at the step (#checks-flips). Returns
- * {update(step, items), requirements(task)}: update marks each group with its failing and
- * changed counts (CSS hides what the filter leaves out) and writes the counts and the flips.
- */
-function installFilter(container, catalog) {
-  const bar = document.getElementById("checks-filter");
-  const select = document.getElementById("checks-req");
-  const flips = document.getElementById("checks-flips");
-  if (!bar || !select || !flips) return { update: () => {}, requirements: () => {} };
-  const requirements = (source) => {
-    const known = new Set([...select.options].map((option) => option.value));
-    for (const requirement of source.requirements || []) {
-      if (known.has(requirement.id)) continue;
-      select.append(el("option", { value: requirement.id }, `${requirement.id} ${requirement.title || ""}`.trim()));
-    }
-  };
-  requirements(catalog);
-  const apply = () => {
-    const wanted = select.value;
-    const root = container.dataset.show === "root" ? container.dataset.root : null;
-    for (const group of container.querySelectorAll("section.check-group")) group.hidden = wanted !== "" && group.dataset.req !== wanted;
-    for (const item of container.querySelectorAll("li.check")) item.classList.toggle("root-out", root !== null && item.dataset.root !== root);
-  };
-  let lastItems = [];
-  const press = (show) => {
-    for (const other of bar.querySelectorAll("button[data-show]")) other.setAttribute("aria-pressed", other.dataset.show === show ? "true" : "false");
-  };
-  bar.onclick = (event) => {
-    const button = event.target instanceof Element ? event.target.closest("button[data-show]") : null;
-    if (!button) return;
-    container.dataset.show = button.dataset.show;
-    delete container.dataset.root;
-    press(button.dataset.show);
-    markRoots(lastItems, container);
-  };
-  const roots = document.getElementById("checks-roots-list");
-  if (roots) roots.onclick = (event) => {
-    const button = event.target instanceof Element ? event.target.closest("button[data-root]") : null;
-    if (!button) return;
-    const again = container.dataset.show === "root" && container.dataset.root === button.dataset.root;
-    container.dataset.show = again ? "all" : "root";
-    if (again) delete container.dataset.root;
-    else container.dataset.root = button.dataset.root;
-    press(container.dataset.show);
-    markRoots(lastItems, container);
-    apply();
-  };
-  select.onchange = apply;
-  return {
-    requirements: (task) => {
-      requirements(task);
-      apply();
-    },
-    update(step, items) {
-      const { perGroup, turned, failing, changed } = tally(items);
-      for (const [group, count] of perGroup) {
-        group.dataset.fails = String(count.fail);
-        group.dataset.changed = String(count.changed);
-      }
-      fill(document.getElementById("checks-fail-count"), String(failing));
-      fill(document.getElementById("checks-changed-count"), String(changed));
-      const named = (ids) => ids.slice(0, FLIPS_NAMED).join(", ") + (ids.length > FLIPS_NAMED ? ` and ${ids.length - FLIPS_NAMED} more` : "");
-      const parts = [];
-      if (turned.red.length) parts.push(`${turned.red.length} turned red (${named(turned.red)})`);
-      if (turned.green.length) parts.push(`${turned.green.length} turned green (${named(turned.green)})`);
-      fill(flips, parts.length ? `At this step ${parts.join("; ")}.` : step.graded ? "No check flipped at this step." : "");
-      lastItems = items;
-      markRoots(items, container);
-      apply();
-    },
-  };
 }

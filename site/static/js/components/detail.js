@@ -18,34 +18,76 @@ function hunkStarts(header) {
   return match ? [Number(match[1]), Number(match[2])] : [null, null];
 }
 
-/**
- * A <table> for a diff object {path, old_exists, hunks[{header, lines[[op, text]]}]}; every row
- * carries data-hunk (the hunk's index); with linkOf(index), each hunk header links to that hunk.
- */
-export function renderDiff(diff, linkOf = null) {
-  if (diff.hunks.length === 0) return el("p", { class: "muted" }, "No change: the file was written with the content it already had.");
-  const body = el("tbody");
+const DIFF_ROWS = 40; // rows of a diff drawn at first: its box (app.css: 13rem) shows about 10
+const DIFF_CHUNK = 40; // rows drawn more each time the box is scrolled near the last drawn one
+const DIFF_ROW_ESTIMATE = 18; // px a row takes, about (the spacer's height per row not drawn)
+
+/** Every row of `diff` (hunk headers and lines, with their line numbers) as a function drawing it. */
+function diffRows(diff, linkOf) {
+  const rows = [];
   for (const [index, hunk] of diff.hunks.entries()) {
-    const link = linkOf ? el("a", { class: "permalink", href: linkOf(index), "aria-label": `Link to hunk ${index + 1}` }, "#") : null;
-    body.append(el("tr", { class: "hunk-header", dataset: { hunk: String(index) } }, el("td", { colspan: "3" }, hunk.header, link ? " " : null, link)));
+    rows.push(() => {
+      const link = linkOf ? el("a", { class: "permalink", href: linkOf(index), "aria-label": `Link to hunk ${index + 1}` }, "#") : null;
+      return el("tr", { class: "hunk-header", dataset: { hunk: String(index) } }, el("td", { colspan: "3" }, hunk.header, link ? " " : null, link));
+    });
+    rows[rows.length - 1].hunk = index;
     let [oldLine, newLine] = hunkStarts(hunk.header);
     if (oldLine === 0) oldLine = 1;
     if (newLine === 0) newLine = 1;
     for (const [op, text] of hunk.lines) {
       const oldNumber = op === "+" || oldLine === null ? "" : oldLine++;
       const newNumber = op === "-" || newLine === null ? "" : newLine++;
-      body.append(
-        el(
-          "tr",
-          { class: ["diff-line", OP_CLASS[op] || "ctx"], dataset: { op, hunk: String(index) } },
-          el("td", { class: "line-number" }, String(oldNumber)),
-          el("td", { class: "line-number" }, String(newNumber)),
-          el("td", { class: "line-text" }, el("span", { class: "op", "aria-hidden": "true" }, op), text),
-        ),
+      const row = () => el(
+        "tr",
+        { class: ["diff-line", OP_CLASS[op] || "ctx"], dataset: { op, hunk: String(index) } },
+        el("td", { class: "line-number" }, String(oldNumber)),
+        el("td", { class: "line-number" }, String(newNumber)),
+        el("td", { class: "line-text" }, el("span", { class: "op", "aria-hidden": "true" }, op), text),
       );
+      row.hunk = index;
+      rows.push(row);
     }
   }
-  return el("table", { class: "diff-table" }, body);
+  return rows;
+}
+
+/**
+ * A <table> for a diff object {path, old_exists, hunks[{header, lines[[op, text]]}]}; every row
+ * carries data-hunk (the hunk's index); with linkOf(index), each hunk header links to that hunk.
+ * With `box` (the element that scrolls it), a long diff draws its first DIFF_ROWS rows and the
+ * next ones as the box is scrolled near them (tr.diff-spacer keeps the height of the others);
+ * table.drawHunk(index) draws every row up to hunk `index`'s last.
+ */
+export function renderDiff(diff, linkOf = null, box = null) {
+  if (diff.hunks.length === 0) return el("p", { class: "muted" }, "No change: the file was written with the content it already had.");
+  const rows = diffRows(diff, linkOf);
+  const body = el("tbody");
+  const table = el("table", { class: "diff-table", dataset: { rows: String(rows.length) } }, body);
+  const spacer = el("tr", { class: "diff-spacer", "aria-hidden": "true" }, el("td", { colspan: "3" }));
+  let drawn = 0;
+  const draw = (upTo) => {
+    const to = Math.min(upTo, rows.length);
+    if (to <= drawn) return;
+    const fragment = document.createDocumentFragment();
+    for (const row of rows.slice(drawn, to)) fragment.append(row());
+    drawn = to;
+    body.insertBefore(fragment, spacer.parentNode ? spacer : null);
+    if (drawn === rows.length) spacer.remove();
+    else spacer.firstChild.style.height = `${(rows.length - drawn) * DIFF_ROW_ESTIMATE}px`;
+  };
+  body.append(spacer);
+  draw(box ? DIFF_ROWS : rows.length);
+  table.drawHunk = (index) => {
+    let last = -1;
+    rows.forEach((row, at) => { if (row.hunk <= index) last = at; });
+    draw(last + 1);
+  };
+  if (box) {
+    box.onscroll = () => {
+      if (drawn < rows.length && box.scrollTop + 2 * box.clientHeight >= spacer.offsetTop) draw(drawn + DIFF_CHUNK);
+    };
+  }
+  return table;
 }
 
 function argumentsText(args) {
@@ -56,6 +98,8 @@ function argumentsText(args) {
 export function highlightHunk(index) {
   for (const row of document.querySelectorAll("#step-diff tr.hunk-highlight")) row.classList.remove("hunk-highlight");
   if (index === null || index === undefined) return;
+  const table = document.querySelector("#step-diff table.diff-table");
+  if (table && table.drawHunk) table.drawHunk(Number(index));
   for (const row of document.querySelectorAll(`#step-diff tr[data-hunk="${Number(index)}"]`)) row.classList.add("hunk-highlight");
 }
 
@@ -86,7 +130,7 @@ export function renderStepDetail(step, kind, hunkLink = null) {
   if (step.diff) {
     fill(byId("step-diff-path"), step.diff.path);
     if (!step.diff.old_exists) diffTarget.append(el("p", { class: "muted new-file" }, "New file."));
-    diffTarget.append(renderDiff(step.diff, hunkLink));
+    diffTarget.append(renderDiff(step.diff, hunkLink, diffTarget));
   } else {
     fill(byId("step-diff-path"), "");
     if (kind === "alerting") diffTarget.append(el("p", { class: "muted no-change" }, step.n === 0 ? "No change: the pristine repo, before any action." : "No change: this step changed no file."));
@@ -134,7 +178,7 @@ function showWholeText(field, text, step) {
     const diff = JSON.parse(text);
     const target = clear(byId("step-diff"));
     if (!diff.old_exists) target.append(el("p", { class: "muted new-file" }, "New file."));
-    target.append(renderDiff(diff));
+    target.append(renderDiff(diff, null, target));
   }
 }
 

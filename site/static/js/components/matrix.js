@@ -3,7 +3,9 @@
 // Stable ids and data attributes (tests rely on them):
 //   #matrix-canvas     canvas[data-steps][data-checks][data-cell-width][data-cell-height]; cell (n, i) is
 //                      the rectangle at x = n * cellWidth, y = i * cellHeight (catalog order)
-//   #matrix-labels     one li[data-check-id] per row, check ids as text
+//   #matrix-labels     one li[data-check-id] per row drawn, check ids as text: only the rows in the
+//                      matrix's scrolling box and LABEL_MARGIN rows either side are drawn (a long
+//                      catalog's labels would be most of the page's elements; the canvas is one)
 //   #matrix-cursor     the current step's column; #matrix-row the selected check's row
 //   #matrix-readout    what the pointer is over ("Step 4 · A1-fire-1: fails")
 // Clicking a cell calls onSelect(n, checkId): that step, with that check selected.
@@ -12,6 +14,7 @@ import { el, clear, fill } from "../lib/dom.js";
 import { blameAt } from "../lib/data.js";
 
 const ROW_HEIGHT = 14;
+const LABEL_MARGIN = 15;
 const MIN_CELL = 3;
 const MAX_CELL = 16;
 const STATE_WORDS = { 1: "passes", 0: "fails", "-": "not applicable", "": "not graded yet" };
@@ -58,6 +61,40 @@ function draw(canvas, steps, checkCount, cellWidth) {
 }
 
 /**
+ * Draw in `labels` the labels of the rows in view in `scroll` (the matrix's box) and LABEL_MARGIN
+ * rows either side, again as it scrolls; the list keeps the height of every row. Returns
+ * draw(), which draws them again (the selected one, `selected()`, marked).
+ */
+function windowedLabels(scroll, labels, checks, selected) {
+  const longest = checks.reduce((most, check) => Math.max(most, check.id.length), 1);
+  labels.style.width = `calc(${Math.min(longest, 43)}ch + 0.7rem)`;
+  labels.style.height = `${checks.length * ROW_HEIGHT}px`;
+  let shown = "";
+  const draw = () => {
+    const first = Math.max(0, Math.floor(scroll.scrollTop / ROW_HEIGHT) - LABEL_MARGIN);
+    const rows = Math.ceil((scroll.clientHeight || 416) / ROW_HEIGHT) + 2 * LABEL_MARGIN;
+    const last = Math.min(checks.length, first + rows);
+    const key = `${first}:${last}:${selected()}`;
+    if (key === shown) return;
+    shown = key;
+    labels.style.paddingTop = `${first * ROW_HEIGHT}px`;
+    labels.replaceChildren(...checks.slice(first, last).map((check) => el("li", {
+      title: check.label || check.id, class: check.id === selected() ? "selected" : null, dataset: { checkId: check.id } }, check.id)));
+  };
+  let pending = false;
+  scroll.addEventListener("scroll", () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      draw();
+    });
+  }, { passive: true });
+  draw();
+  return draw;
+}
+
+/**
  * Build the matrix for run.steps x task.checks inside container. Returns update(n, checkId),
  * which moves the step cursor and the selected-row band (no redraw).
  */
@@ -78,16 +115,15 @@ export function renderMatrix(container, steps, task, onSelect) {
     "aria-label": `Check by step matrix: ${checks.length} checks over ${steps.length} steps. Use the checks panel for the same states as text.`,
     dataset: { steps: String(steps.length), checks: String(checks.length), cellWidth: String(cellWidth), cellHeight: String(ROW_HEIGHT) },
   });
-  const labels = el(
-    "ol",
-    { class: "matrix-labels", id: "matrix-labels", "aria-hidden": "true" },
-    checks.map((check) => el("li", { title: check.label || check.id, dataset: { checkId: check.id } }, check.id)),
-  );
+  const labels = el("ol", { class: "matrix-labels", id: "matrix-labels", "aria-hidden": "true" });
   const cursor = el("div", { class: "matrix-cursor", id: "matrix-cursor" });
   const row = el("div", { class: "matrix-row", id: "matrix-row", hidden: true });
   const plot = el("div", { class: "matrix-plot" }, canvas, cursor, row);
   const readout = el("p", { class: "matrix-readout muted", id: "matrix-readout" }, "Point at a cell to read it; click to open that step with that check selected.");
-  container.append(el("div", { class: "matrix-scroll", tabindex: "0", "aria-label": "Check by step matrix (scrolls)" }, labels, plot), readout);
+  const scroll = el("div", { class: "matrix-scroll", tabindex: "0", "aria-label": "Check by step matrix (scrolls)" }, labels, plot);
+  container.append(scroll, readout);
+  let selectedId = null;
+  const drawLabels = windowedLabels(scroll, labels, checks, () => selectedId);
   cursor.style.width = `${cellWidth}px`;
   cursor.style.height = `${checks.length * ROW_HEIGHT}px`;
   row.style.height = `${ROW_HEIGHT}px`;
@@ -136,6 +172,7 @@ export function renderMatrix(container, steps, task, onSelect) {
       row.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
       row.dataset.checkId = checkId;
     }
-    for (const item of labels.children) item.classList.toggle("selected", item.dataset.checkId === checkId);
+    selectedId = checkId;
+    drawLabels();
   };
 }
