@@ -1,0 +1,90 @@
+"""Light pages (issue 32): the run view of a long catalog draws only the checks panel rows, matrix
+labels and diff rows on screen or soon to be, so it holds at most 1,200 elements after the first
+step and after every step switch; a deep link to a check whose row is not drawn yet still opens,
+scrolls to and highlights it. The oracle run of af-024 (188 checks, 11 steps; real promtool and
+amtool), at 1280x800 in real Chromium. Element counts, not timings: bench/viewer.py has those."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+VIEWPORT = {"width": 1280, "height": 800}
+MOST_ELEMENTS = 1200
+ELEMENTS = "() => document.getElementsByTagName('*').length"
+
+
+@pytest.fixture(scope="module")
+def long_catalog_site(tmp_path_factory):
+    from contract.paths import TASKS_DIR
+    from exporter.export import export_site
+    from exporter.serve import serve_in_background
+    from recorder.reference_runs import record_reference
+
+    root = tmp_path_factory.mktemp("long-catalog")
+    [run_dir] = record_reference([TASKS_DIR / "af-024-latency-slo-hard-s2"], root / "runs", jobs=1,
+                                 policies=["oracle"], progress=False)
+    export_site([run_dir], root / "site")
+    server, url = serve_in_background(root / "site", port=0, host="127.0.0.1")
+    run = json.loads((root / "site" / "data" / "runs" / f"{run_dir.name}.json").read_bytes())
+    task = json.loads((root / "site" / "data" / "tasks" / f"{run['task_id']}.json").read_bytes())
+    yield url, run, task
+    server.shutdown()
+    server.server_close()
+
+
+def _open(page, url: str, query: str) -> None:
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{url}run.html?{query}")
+    page.wait_for_selector("body[data-ready='1']")
+
+
+def test_the_page_holds_at_most_1200_elements_at_every_step(page, long_catalog_site):
+    url, run, task = long_catalog_site
+    assert len(task["checks"]) > 150
+    _open(page, url, f"run={run['run_id']}")
+    counts = [page.evaluate(ELEMENTS)]
+    for n in range(1, len(run["steps"])):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"document.getElementById('step-index').textContent === '{n}'")
+        counts.append(page.evaluate(ELEMENTS))
+        # the counts are over the whole catalog, drawn or not
+        assert page.inner_text("#checks-fail-count") == str(run["steps"][n]["checks"].count("0")), n
+    assert max(counts) <= MOST_ELEMENTS, counts
+    assert page.locator("#checks-panel li.check").count() < len(task["checks"])
+    assert page.locator("#matrix-labels li").count() < len(task["checks"])
+    assert page.page_errors == []
+
+
+def test_a_deep_link_to_a_check_not_drawn_yet_opens_scrolls_to_and_highlights_it(page, long_catalog_site):
+    url, run, task = long_catalog_site
+    in_panel_order = [index for group in task["panel"] for index in group["checks"]]
+    failing_at_start = [index for index in in_panel_order if run["steps"][0]["checks"][index] == "0"]
+    check = task["checks"][failing_at_start[-1]]["id"]  # the last failing row of the panel
+    _open(page, url, f"run={run['run_id']}")
+    assert page.locator(f'#checks-panel li.check[data-check-id="{check}"]').count() == 0, "not drawn at first"
+    _open(page, url, f"run={run['run_id']}&step=0&check={check}&cause=1")
+    row = page.locator(f'#checks-panel li.check[data-check-id="{check}"]')
+    assert "selected" in row.get_attribute("class")
+    assert row.locator(".check-cause.highlight").is_visible()
+    box = row.locator(".check-cause").bounding_box()
+    assert 0 <= box["y"] and box["y"] + box["height"] <= VIEWPORT["height"]
+    assert page.locator("#matrix-row").get_attribute("data-check-id") == check
+    assert page.page_errors == []
+
+
+def test_matrix_labels_follow_the_scrolling_box(page, long_catalog_site):
+    url, run, task = long_catalog_site
+    _open(page, url, f"run={run['run_id']}")
+    scroll = page.locator("#matrix .matrix-scroll")
+    scroll.evaluate("(box) => { box.scrollTop = box.scrollHeight; }")
+    last = task["checks"][-1]["id"]
+    page.wait_for_selector(f'#matrix-labels li[data-check-id="{last}"]', state="attached")
+    label = page.locator(f'#matrix-labels li[data-check-id="{last}"]')
+    canvas = page.locator("#matrix-canvas").bounding_box()
+    # the label sits on its row of the canvas
+    assert abs(label.bounding_box()["y"] - (canvas["y"] + (len(task["checks"]) - 1) * 14)) <= 1
+    assert page.locator("#matrix-labels li").count() < len(task["checks"])
