@@ -28,6 +28,7 @@ kind for the report (kinds and counts, never values).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import re
@@ -36,9 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from exporter.secret_decoded import encoded_forms, joined_lines
+from exporter.secret_decoded import decoded_block, encoded_forms, joined_lines, json_literal
 from exporter.secret_fields import (
     EXEMPT_KEYS,
     EXEMPT_SUFFIXES,
@@ -51,7 +50,9 @@ from exporter.secret_formats import SecretPattern, builtin_formats, entropy_dete
 
 MASK = "[REDACTED]"
 _QUOTED = re.compile(r"""(["'])([A-Za-z0-9+/=_\-]{16,})\1""")
-_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_JSON_STRING = re.compile(r'(?<!\\)"(?:[^"\\\n]|\\.)*"')
+"""A JSON string literal, tried only at a quote that is not escaped (an escaped one is inside
+another literal): each quote starts at most one attempt."""
 _KEY_BEFORE = re.compile(r"""([A-Za-z0-9_.\-]+)["']?\s*[:=]?\s*$""")
 
 
@@ -94,8 +95,8 @@ class Redactor:
                 spans.append((start, end, field_kind(key)))
         if entropy:
             for match in _QUOTED.finditer(text):
-                if not self._high_entropy(match.group(2)):
-                    continue
+                if not self._high_entropy(match.group(2)) or _is_encoded_prose(match.group(2)):
+                    continue  # encoded prose is judged by what it says (see _decoded_spans)
                 before = _KEY_BEFORE.search(text, max(0, match.start() - 80), match.start())
                 # an HTML attribute spells the field with hyphens (data-run-id="...")
                 key = before.group(1).lower().replace("-", "_") if before else ""
@@ -114,23 +115,25 @@ class Redactor:
 
     def _escaped_spans(self, text: str, entropy: bool, depth: int = 0) -> list[tuple[int, int, str]]:
         """Secrets inside JSON string literals written into the text (``"{\\"password\\": ..."``,
-        YAML with ``\\n`` line breaks): each literal holding an escape is decoded, searched, and
-        every escaped form of a secret found there is a span of the text (two levels deep)."""
-        spans = []
+        YAML with ``\\n`` line breaks): each literal holding an escape is decoded, searched (also
+        for encoded forms), and what is found is mapped back to the literal's characters (two
+        levels deep)."""
+        spans: list[tuple[int, int, str]] = []
         if depth > 2 or "\\" not in text:
             return spans
         for literal in _JSON_STRING.finditer(text):
             if "\\" not in literal.group(0):
                 continue
-            try:
-                decoded = orjson.loads(literal.group(0))
-            except orjson.JSONDecodeError:
+            unescaped = json_literal(literal.group(0))
+            if unescaped is None:
                 continue
-            found = self._spans(decoded, entropy) + self._escaped_spans(decoded, entropy, depth + 1)
-            for start, end, kind in found:
-                escaped = orjson.dumps(decoded[start:end]).decode()[1:-1]
-                for match in re.finditer(re.escape(escaped), literal.group(0)):
-                    spans.append((literal.start() + match.start(), literal.start() + match.end(), kind))
+            decoded, where = unescaped
+            if len(decoded) < 8:
+                continue  # too short to hold a secret and its key
+            found = (self._spans(decoded, entropy) + self._escaped_spans(decoded, entropy, depth + 1)
+                     + self._decoded_spans(decoded, 1))
+            offset = literal.start() + 1
+            spans += [(offset + where[start], offset + where[end], kind) for start, end, kind in found]
         return spans
 
     def _decoded_spans(self, text: str, depth: int = 0) -> list[tuple[int, int, str]]:
@@ -159,16 +162,9 @@ class Redactor:
         overlap; an e-mail match that overlaps another secret is dropped (in
         ``https://user:pw@host`` the ``pw@host`` part is a URL password, not an address)."""
         spans = self._spans(text, entropy) + self._escaped_spans(text, entropy) + self._decoded_spans(text)
-        others = [(s, e) for s, e, k in spans if k != "email"]
-        spans = [span for span in spans if span[2] != "email"
-                 or not any(s < span[1] and span[0] < e for s, e in others)]
-        merged: list[list[Any]] = []
-        for start, end, kind in sorted(spans):
-            if merged and start < merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end, kind])
-        return [(s, e, k) for s, e, k in merged]
+        others = _merged([span for span in spans if span[2] != "email"])
+        emails = [span for span in spans if span[2] == "email" and not _overlaps(others, span)]
+        return _merged(others + emails)
 
     def kinds_in(self, text: str) -> str:
         """The kinds of the known-format secrets :meth:`find` sees in ``text`` (no entropy
@@ -187,11 +183,10 @@ class Redactor:
                 self.masked += 1
             return cached
         spans = self.find(value, entropy=entropy)
-        result = value
-        for start, end, kind in reversed(spans):
+        for start, end, kind in spans:
             self.secrets.add(value[start:end])
             self.kinds[kind] += 1
-            result = result[:start] + (MASK if kind == "custom" else f"[REDACTED:{kind}]") + result[end:]
+        result = _masked(value, spans)
         if len(value) < 4096:
             self._cache[key] = result
         if result != value:
@@ -216,10 +211,10 @@ class Redactor:
         runs of letters and digits (a token cut apart by ``/`` is in no documented format)."""
         result = self.text(value, entropy=False)
         spans = _random_runs(self, result, strict=True)
-        for start, end, kind in reversed(spans):
+        for start, end, kind in spans:
             self.secrets.add(result[start:end])
             self.kinds[kind] += 1
-            result = result[:start] + f"[REDACTED:{kind}]" + result[end:]
+        result = _masked(result, spans)
         if spans and result != value:
             self.masked += 1
         return result
@@ -246,6 +241,48 @@ class Redactor:
             return "redacted: nothing looked like a secret"
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items()))
         return f"redacted: {self.masked} strings masked ({kinds})"
+
+
+_WORDS = re.compile(r"[A-Za-z][a-z']{0,30}[,.;:!?]?")
+
+
+def _is_encoded_prose(value: str) -> bool:
+    """Whether ``value`` is base64 of ordinary sentences: text of three or more words, nearly
+    all of them words of letters (a password or a key decoded has few spaces and many symbols)."""
+    decoded = decoded_block(value)
+    if decoded is None:
+        return False
+    words = decoded.split()
+    return len(words) >= 3 and sum(bool(_WORDS.fullmatch(word)) for word in words) >= 0.8 * len(words)
+
+
+def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Spans in order, overlapping ones merged; a merged span keeps the kind of the longest
+    span at its start."""
+    merged: list[list[Any]] = []
+    for start, end, kind in sorted(spans, key=lambda span: (span[0], -span[1], span[2])):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, kind])
+    return [(s, e, k) for s, e, k in merged]
+
+
+def _overlaps(merged: list[tuple[int, int, str]], span: tuple[int, int, str]) -> bool:
+    """Whether ``span`` overlaps one of ``merged`` (in order, not overlapping each other)."""
+    index = bisect.bisect_left(merged, (span[1],)) - 1
+    return index >= 0 and merged[index][1] > span[0]
+
+
+def _masked(value: str, spans: list[tuple[int, int, str]], mark: str = "[REDACTED:{kind}]") -> str:
+    """``value`` with each of ``spans`` (in order, not overlapping) replaced by ``mark`` (user
+    patterns: :data:`MASK`); built once, so many spans in a long text cost linear time."""
+    parts, position = [], 0
+    for start, end, kind in spans:
+        parts += [value[position:start], MASK if kind == "custom" and "[" in mark else mark.format(kind=kind)]
+        position = end
+    parts.append(value[position:])
+    return "".join(parts)
 
 
 _ID_RUN = re.compile(r"[A-Za-z0-9+]{20,}")
@@ -290,11 +327,10 @@ def redact_id(redactor: Redactor, value: str) -> str:
                             if not any(s < run[1] and run[0] < e for s, e, _ in spans)])
     if not spans:
         return value
-    result = value
-    for start, end, kind in reversed(spans):
+    for start, end, kind in spans:
         redactor.kinds[kind] += 1
         redactor.secrets.add(value[start:end])
-        result = result[:start] + f"REDACTED-{kind}" + result[end:]
+    result = _masked(value, spans, "REDACTED-{kind}")
     redactor.masked += 1
     digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
     from contract.ids import slug_id

@@ -78,7 +78,11 @@ def _uncommented(line: str) -> tuple[int, str]:
 
 
 def _line_indent(text: str, position: int) -> int:
-    line_start = text.rfind("\n", 0, position) + 1
+    """The indentation of the line holding ``position`` (list markers and ``?`` counted),
+    read from at most 256 characters before it (a longer indentation counts as 256)."""
+    window = max(0, position - 256)
+    found = text.rfind("\n", window, position)
+    line_start = found + 1 if found != -1 else window
     _, line = _uncommented(text[line_start:position])
     return len(line) - len(line.lstrip(" ?-"))
 
@@ -107,48 +111,64 @@ def _following_lines(text: str, after: int, indent: int) -> list[tuple[int, int]
 
 
 def assignments(text: str):
-    """``(key, value start, value end)`` of every value given to a key that holds a secret word:
-    ``key: value`` and ``key=value`` in YAML, JSON (also escaped inside a string), TOML, INI and
-    shell forms, with YAML tags and anchors skipped, flow lists, block scalars, values on the
-    next lines and ``? key`` / ``: value`` pairs. PromQL label matchers (``{token="x"}``) are
-    not assignments. Found from the words, so long texts with none are fast."""
-    seen = set()
+    """``(key, value start, value end)`` of every value given to a key that names a secret
+    (:func:`is_secret_key`, or an environment variable named for one): ``key: value`` and
+    ``key=value`` in YAML, JSON (also escaped inside a string), TOML, INI and shell forms, with
+    YAML tags and anchors skipped, flow lists, block scalars, values on the next lines and
+    ``? key`` / ``: value`` pairs. PromQL label matchers (``{token="x"}``) are not assignments.
+    Found from the words, so long texts with none are fast; a word inside a key or a value
+    already given is not looked at again, so the work is linear in the text."""
+    key_end = covered = 0
     for hit in _SECRET_WORD.finditer(text):
-        start, end = _key_at(text, hit)
-        if end in seen:
+        if hit.start() < key_end or hit.start() < covered:
+            continue  # a word inside the key before, or inside a value already given
+        start, key_end = _key_at(text, hit)
+        key = text[start:key_end]
+        if not (is_secret_key(key) or ENV_SECRET_KEY.match(key)):
             continue
-        seen.add(end)
-        key = text[start:end]
-        operator = _OPERATOR.match(text, end)
-        if operator is None:
-            line_start = text.rfind("\n", 0, start) + 1
-            if text[line_start:start].rstrip().endswith("?"):  # YAML explicit key: ": x" below
-                below = _EXPLICIT_VALUE.match(text, end)
-                if below:
-                    yield key, below.start(1), below.end(1)
-            continue
-        if operator.group("op") in ("=~", "!=", "!~"):
-            continue  # a comparison or a PromQL matcher, not an assignment
-        before = text[:start].rstrip(" \t")
-        if operator.group("op") == "=" and before.endswith(("{", ",")) and \
-                text[operator.end():operator.end() + 1] in ("'", '"'):
-            continue  # a PromQL label matcher: {token="expired"}
-        value_at = _TAGS.match(text, operator.end()).end()
-        value = _VALUE.match(text, value_at)
-        if value is None or value.group("block") is not None:
-            for span in _following_lines(text, value_at, _line_indent(text, start)):
-                yield key, *span
-            continue
-        name = next(n for n in ("eq", "tq", "ts", "dq", "sq", "flow", "bare") if value.group(n) is not None)
-        if name == "flow":
-            for item in re.finditer(r"[^,\s][^,]*", value.group("flow")):
-                yield key, value.start("flow") + item.start(), value.start("flow") + item.end()
-            continue
-        end = value.end(name)
-        scheme = _AUTH_SCHEME.match(text, value.start(name)) if name == "bare" else None
-        if scheme is not None and scheme.end(1) == end:  # "token: Bearer <the secret>"
-            end = scheme.end()
-        yield key, value.start(name), end
+        for found in _values(text, key, start, key_end):
+            covered = max(covered, found[2])
+            yield found
+
+
+def _before(text: str, position: int) -> str:
+    """The character before ``position`` once spaces and tabs are skipped ("" at the start)."""
+    while position > 0 and text[position - 1] in " \t":
+        position -= 1
+    return text[position - 1] if position > 0 else ""
+
+
+def _values(text: str, key: str, start: int, end: int):
+    """The ``(key, value start, value end)`` given to the key at ``text[start:end]`` (see
+    :func:`assignments`)."""
+    operator = _OPERATOR.match(text, end)
+    if operator is None:
+        if _before(text, start) == "?":  # YAML explicit key: ": x" below
+            below = _EXPLICIT_VALUE.match(text, end)
+            if below:
+                yield key, below.start(1), below.end(1)
+        return
+    if operator.group("op") in ("=~", "!=", "!~"):
+        return  # a comparison or a PromQL matcher, not an assignment
+    if operator.group("op") == "=" and _before(text, start) in ("{", ",") and \
+            text[operator.end():operator.end() + 1] in ("'", '"'):
+        return  # a PromQL label matcher: {token="expired"}
+    value_at = _TAGS.match(text, operator.end()).end()
+    value = _VALUE.match(text, value_at)
+    if value is None or value.group("block") is not None:
+        for span in _following_lines(text, value_at, _line_indent(text, start)):
+            yield key, *span
+        return
+    name = next(n for n in ("eq", "tq", "ts", "dq", "sq", "flow", "bare") if value.group(n) is not None)
+    if name == "flow":
+        for item in re.finditer(r"[^,\s][^,]*", value.group("flow")):
+            yield key, value.start("flow") + item.start(), value.start("flow") + item.end()
+        return
+    end = value.end(name)
+    scheme = _AUTH_SCHEME.match(text, value.start(name)) if name == "bare" else None
+    if scheme is not None and scheme.end(1) == end:  # "token: Bearer <the secret>"
+        end = scheme.end()
+    yield key, value.start(name), end
 
 
 _AUTH_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|apikey)[ \t]+[^\s\"',;<>`]+")
