@@ -354,6 +354,12 @@ async function main() {
     showError("No run chosen: the address needs ?run=<run id>.");
     return;
   }
+  // what the address names is painted before any data arrives (the page's first paint waits for
+  // this script only: blocking="render")
+  for (const [id, text] of [["crumb-run", runId], ["run-loading", `Loading run ${runId}${params.get("step") ? `, step ${params.get("step")}` : ""}\u2026`]]) {
+    const node = document.getElementById(id);
+    if (node) fill(node, text);
+  }
   state.check = params.get("check");
   const hunk = Number.parseInt(params.get("hunk") ?? "", 10);
   state.hunk = Number.isFinite(hunk) && hunk >= 0 ? hunk : null;
