@@ -63,12 +63,25 @@ def decoded_block(block: str) -> str | None:
     return _base64(block)
 
 
+_WORD_AFTER = frozenset(":=([{<@")
+"""Characters after a line's first word that make it a key or a call, not a block's last piece."""
+
+
+def _continues(text: str, group: list[tuple[int, int]]) -> bool:
+    """Whether a wrapped block can go on after its last piece: that piece is long enough, has no
+    ``=`` padding and is not shorter than the one before it (a wrapped block's lines have one
+    width; a shorter line is its last)."""
+    start, end = group[-1]
+    if end - start < _MIN_PIECE or text[end - 1] == "=":
+        return False
+    return len(group) < 2 or end - start >= group[-2][1] - group[-2][0]
+
+
 def wrapped_blocks(text: str) -> Iterator[list[tuple[int, int]]]:
     """The pieces ``[(start, end)]`` of every base64 or hex block wrapped over several lines
     (76-column MIME, ``\\`` continuations, YAML folded or literal blocks, string
-    concatenations, indented lines): two or more pieces, each but the last at least 16
-    characters, without ``=`` padding and ending its line, joined by :data:`_WRAP`. Each piece
-    is looked at once: linear in the text."""
+    concatenations, indented lines): two or more pieces joined by :data:`_WRAP`, each but the
+    last as :func:`_continues` says. Each piece is looked at once: linear in the text."""
     if "\n" not in text:
         return
     group: list[tuple[int, int]] = []
@@ -76,8 +89,8 @@ def wrapped_blocks(text: str) -> Iterator[list[tuple[int, int]]]:
         if piece.end() - piece.start() < 3 and not piece.group(0).isalnum():
             continue  # the + of a concatenation is read with the separator
         last = group[-1] if group else None
-        if last is not None and last[1] - last[0] >= _MIN_PIECE and text[last[1] - 1] != "=" \
-                and _WRAP.fullmatch(text, last[1], piece.start()):
+        if last is not None and _continues(text, group) and _WRAP.fullmatch(text, last[1], piece.start()) \
+                and text[piece.end():piece.end() + 1] not in _WORD_AFTER:
             group.append(piece.span())
             continue
         if len(group) > 1:
@@ -91,12 +104,8 @@ def _wrapped_forms(text: str) -> Iterator[tuple[int, int, str, str]]:
     """Wrapped blocks (:func:`wrapped_blocks`) that decode to text, joined; when the whole does
     not decode, the block without its last piece (a word that follows the block on its line)."""
     for pieces in wrapped_blocks(text):
-        candidates = (pieces, pieces[:-1])
-        blocks = ["".join(text[start:end] for start, end in used) for used in candidates]
-        # an encoder's block is whole (base64 in fours, hex in pairs): a word after it is not
-        aligned = [i for i in (0, 1) if len(blocks[i]) % (2 if _HEX_DIGITS.fullmatch(blocks[i]) else 4) == 0]
-        for i in (*aligned, *(i for i in (0, 1) if i not in aligned)):
-            used, block = candidates[i], blocks[i]
+        for used in (pieces, pieces[:-1]):
+            block = "".join(text[start:end] for start, end in used)
             decoded = decoded_block(block) if len(used) > 1 or len(block) >= 24 else None
             if decoded is not None:
                 yield used[0][0], used[-1][1], decoded, "hex" if _HEX_DIGITS.fullmatch(block) else "base64"
