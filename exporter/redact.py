@@ -139,8 +139,9 @@ class Redactor:
     def _decoded_spans(self, text: str, depth: int = 0) -> list[tuple[int, int, str]]:
         """Secrets of a known format in an encoded form of the text (base64, hex, URL
         encoding: :func:`exporter.secret_decoded.encoded_forms`), each masking its whole
-        encoded block as ``<kind> in <encoding>``; and secrets that a shell continuation splits
-        over two lines, masked across the break (kind ``<kind> in joined lines``). Decoded text
+        encoded block as ``<kind> in <encoding>``; and the secrets of the text with its shell
+        continuations joined (a secret split over two lines is masked across the break, kind
+        ``<kind> in joined lines``; one whose key was split is found too). Decoded text
         is searched again (two levels: base64 of a URL-encoded string), never by entropy."""
         if depth > 1:
             return []
@@ -152,9 +153,10 @@ class Redactor:
         joined = joined_lines(text)
         if joined is not None:
             flat, where = joined
-            for start, end, kind in self._spans(flat, False):
-                if where[end - 1] - where[start] != end - 1 - start:  # it crosses a line break
-                    spans.append((where[start], where[end - 1] + 1, f"{kind} in joined lines"))
+            # every secret of the joined text: one whose key alone crosses the break is new too
+            for start, end, kind in self._spans(flat, False) + self._escaped_spans(flat, False):
+                crosses = where[end - 1] - where[start] != end - 1 - start
+                spans.append((where[start], where[end - 1] + 1, f"{kind} in joined lines" if crosses else kind))
         return spans
 
     def find(self, text: str, *, entropy: bool = True) -> list[tuple[int, int, str]]:
