@@ -90,6 +90,8 @@ class RayEngine:
     def __init__(self, address: str, workers: int):
         self.address, self.workers = address, workers
         self.grades: Counter = Counter()
+        self.jobs: Counter = Counter()
+        """Jobs done per worker name (``export --ray`` names them in its log)."""
         self.started: float | None = None
         self.finished: float | None = None
         self._bundles: dict[str, tuple[str, Any]] = {}
@@ -208,6 +210,8 @@ class RayEngine:
                 outer.set_exception(_lost(f"{getattr(fn, '__name__', fn)}{args!r}"[:200], err))
                 return
             self._count(worker, grades)
+            with self._lock:
+                self.jobs[worker] += 1
             if status == "raised":
                 outer.set_exception(value.rebuild())
             else:

@@ -146,6 +146,31 @@ class FailureKind:
         if len(group.examples) < EXAMPLES_PER_GROUP:
             group.examples.append(example)
 
+    def as_record(self) -> dict[str, Any]:
+        """What one run added to this page, as JSON values: ``{axis, name, runs_with[], runs_hit[],
+        checks[[task id, check id]], groups[[signature, detail, failures, runs[], examples[]]]}``
+        (sets sorted). A site export keeps it per run, so an export that reuses the run merges
+        it (:meth:`merge`) instead of reading the run again."""
+        return {
+            "axis": self.axis.name, "name": self.name,
+            "runs_with": sorted(self.runs_with), "runs_hit": sorted(self.runs_hit),
+            "checks": sorted([task_id, check_id] for task_id, check_id in self.checks),
+            "groups": [[g.signature, g.detail, g.failures, sorted(g.runs), g.examples]
+                       for g in self.groups.values()],
+        }
+
+    def merge(self, record: dict[str, Any]) -> None:
+        """Add one run's :meth:`as_record` of this page: the same page as if that run's failures
+        were added here with :meth:`add_failure` (runs merged in the order they were added)."""
+        self.runs_with.update(record["runs_with"])
+        self.runs_hit.update(record["runs_hit"])
+        self.checks.update((task_id, check_id) for task_id, check_id in record["checks"])
+        for signature, detail, failures, runs, examples in record["groups"]:
+            group = self.groups.setdefault(signature, DetailGroup(signature, detail))
+            group.failures += failures
+            group.runs.update(runs)
+            group.examples.extend(examples[: max(0, EXAMPLES_PER_GROUP - len(group.examples))])
+
     def as_dict(self) -> dict[str, Any]:
         """The page as plain data for the templates; groups with most runs first, then most failures.
 

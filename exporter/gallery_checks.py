@@ -93,6 +93,33 @@ def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: Task
         cause_page.add_failure(run_id, cause, example, signature=root_signature(cause))
 
 
+def run_check_pages(document: dict[str, Any], task: TaskInfo, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What one run adds to the check gallery: its pages as
+    :meth:`exporter.gallery.FailureKind.as_record` (``[]`` for a run that is not a graded
+    alerting run). ``steps`` as in :func:`build_check_gallery`."""
+    if document["kind"] != "alerting" or not task.checks:
+        return []
+    pages: dict[str, FailureKind] = {}
+    _add_run(pages, document, task, steps)
+    return [page.as_record() for page in pages.values()]
+
+
+AXES = {axis.name: axis for axis in (FAMILY, KIND, CAUSE)}
+
+
+def check_gallery_from_records(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """:func:`build_check_gallery`'s result from each run's :func:`run_check_pages`, the runs in
+    run_id order."""
+    pages: dict[str, FailureKind] = {}
+    for records in runs:
+        for record in records:
+            _page(pages, AXES[record["axis"]], record["name"]).merge(record)
+    by_axis: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for page in sorted(pages.values(), key=lambda p: (p.axis.name, p.name)):
+        by_axis[page.axis.name].append(page.as_dict())
+    return {"families": by_axis["family"], "kinds": by_axis["kind"], "causes": by_axis["cause"]}
+
+
 def build_check_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str, Any]]]]) -> dict[str, Any]:
     """Gallery data from ``[(run document, task, full steps), ...]`` (alerting runs count; others skip).
 
@@ -100,11 +127,5 @@ def build_check_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str
     ``{"families": [page...], "kinds": [page...]}``, each page as
     :meth:`exporter.gallery.FailureKind.as_dict`, sorted by name.
     """
-    pages: dict[str, FailureKind] = {}
-    for document, task, steps in sorted(runs, key=lambda item: item[0]["run_id"]):
-        if document["kind"] == "alerting" and task.checks:
-            _add_run(pages, document, task, steps)
-    by_axis: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for page in sorted(pages.values(), key=lambda p: (p.axis.name, p.name)):
-        by_axis[page.axis.name].append(page.as_dict())
-    return {"families": by_axis["family"], "kinds": by_axis["kind"], "causes": by_axis["cause"]}
+    ordered = sorted(runs, key=lambda item: item[0]["run_id"])
+    return check_gallery_from_records([run_check_pages(document, task, steps) for document, task, steps in ordered])

@@ -120,6 +120,35 @@ def _penalty_example(document: dict[str, Any], failure: dict[str, Any], detail: 
     }
 
 
+def run_penalty_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """What one episode run adds to the penalty pages: the pages it hits as
+    :meth:`exporter.gallery.FailureKind.as_record` (``document`` as in :func:`build_penalty_gallery`)."""
+    pages: dict[str, FailureKind] = {}
+    steps = {step["n"]: step for step in document.get("steps", [])}
+    for failure in episode_failures(document):
+        page = pages.setdefault(failure["kind"], _penalty_page(failure["kind"]))
+        detail = action_text(failure["action"], failure["arguments"])
+        said = _said(steps.get(failure["step"], {}).get("env") or {})
+        page.add_failure(document["run_id"], detail, _penalty_example(document, failure, detail, said))
+    return [page.as_record() for page in pages.values()]
+
+
+def penalty_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """:func:`build_penalty_gallery`'s result from ``[(run id, run_penalty_pages), ...]`` of
+    the episode runs in run_id order."""
+    if not runs:
+        return []
+    pages = {kind: _penalty_page(kind) for kind in PENALTY_KINDS}
+    for _, records in runs:
+        for record in records:
+            pages.setdefault(record["name"], _penalty_page(record["name"])).merge(record)
+    for page in pages.values():
+        page.runs_with.update(run_id for run_id, _ in runs)
+    known = [pages[kind] for kind in PENALTY_KINDS if pages[kind].runs_hit]
+    others = sorted((p for k, p in pages.items() if k not in PENALTY_KINDS), key=lambda p: p.name)
+    return [page.as_dict() for page in [*known, *others]]
+
+
 def build_penalty_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Penalty-kind pages from exported run documents (episode runs count; others skip).
 
@@ -136,21 +165,7 @@ def build_penalty_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any
     episodes = sorted(
         (d for d in documents if d.get("kind") == "episode"), key=lambda d: d["run_id"]
     )
-    if not episodes:
-        return []
-    pages = {kind: _penalty_page(kind) for kind in PENALTY_KINDS}
-    for document in episodes:
-        steps = {step["n"]: step for step in document.get("steps", [])}
-        for failure in episode_failures(document):
-            page = pages.setdefault(failure["kind"], _penalty_page(failure["kind"]))
-            detail = action_text(failure["action"], failure["arguments"])
-            said = _said(steps.get(failure["step"], {}).get("env") or {})
-            page.add_failure(document["run_id"], detail, _penalty_example(document, failure, detail, said))
-    for page in pages.values():
-        page.runs_with.update(d["run_id"] for d in episodes)
-    known = [pages[kind] for kind in PENALTY_KINDS if pages[kind].runs_hit]
-    others = sorted((p for k, p in pages.items() if k not in PENALTY_KINDS), key=lambda p: p.name)
-    return [page.as_dict() for page in [*known, *others]]
+    return penalty_gallery_from_records([(d["run_id"], run_penalty_pages(d)) for d in episodes])
 
 
 def outcomes_of(document: dict[str, Any]) -> list[tuple[str, str]]:
@@ -174,29 +189,48 @@ def outcomes_of(document: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+def _outcome_page(kind: str) -> FailureKind:
+    """The gallery page of one outcome (``gallery/outcome-<slug>.html``), still empty."""
+    return FailureKind(axis=OUTCOME, name=kind, description=OUTCOME_DESCRIPTIONS.get(kind, ""),
+                       file=f"gallery/outcome-{slug(kind.replace(' ', '-'))}.html")
+
+
+def run_outcome_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """What one episode run adds to the outcome pages, as
+    :meth:`exporter.gallery.FailureKind.as_record` (see :func:`build_outcome_gallery`)."""
+    pages: dict[str, FailureKind] = {}
+    steps = document.get("steps") or [{"n": 0}]
+    last = steps[-1]
+    reward = (document.get("final") or {}).get("reward")
+    for kind, detail in outcomes_of(document):
+        page = pages.setdefault(kind, _outcome_page(kind))
+        example = {"run_id": document["run_id"], "status": document.get("status", "complete"),
+                   "task_id": document["task_id"], "policy": document.get("policy"),
+                   "step": last.get("n", 0), "action": None, "detail": detail,
+                   "reward": reward if isinstance(reward, (int, float)) else 0.0, "said": None}
+        page.add_failure(document["run_id"], detail, example)
+    return [page.as_record() for page in pages.values()]
+
+
+def outcome_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """:func:`build_outcome_gallery`'s result from ``[(run id, run_outcome_pages), ...]`` of
+    the episode runs in run_id order."""
+    pages: dict[str, FailureKind] = {}
+    for _, records in runs:
+        for record in records:
+            pages.setdefault(record["name"], _outcome_page(record["name"])).merge(record)
+    for page in pages.values():
+        page.runs_with.update(run_id for run_id, _ in runs)
+    order = list(OUTCOME_DESCRIPTIONS)
+    ranked = sorted(pages.values(), key=lambda p: (order.index(p.name) if p.name in order
+                                                   else len(order), p.name))
+    return [page.as_dict() for page in ranked]
+
+
 def build_outcome_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Outcome pages (``gallery/outcome-<slug>.html``) from exported run documents: one per
     outcome some episode run had, in :data:`OUTCOME_DESCRIPTIONS` order; each example is the
     run's last step (``{run_id, task_id, policy, step, action, detail, reward, said}``, reward
     the run's final reward). Without episode runs, none."""
     episodes = sorted((d for d in documents if d.get("kind") == "episode"), key=lambda d: d["run_id"])
-    pages: dict[str, FailureKind] = {}
-    for document in episodes:
-        steps = document.get("steps") or [{"n": 0}]
-        last = steps[-1]
-        reward = (document.get("final") or {}).get("reward")
-        for kind, detail in outcomes_of(document):
-            page = pages.setdefault(kind, FailureKind(
-                axis=OUTCOME, name=kind, description=OUTCOME_DESCRIPTIONS.get(kind, ""),
-                file=f"gallery/outcome-{slug(kind.replace(' ', '-'))}.html"))
-            example = {"run_id": document["run_id"], "status": document.get("status", "complete"),
-                       "task_id": document["task_id"], "policy": document.get("policy"),
-                       "step": last.get("n", 0), "action": None, "detail": detail,
-                       "reward": reward if isinstance(reward, (int, float)) else 0.0, "said": None}
-            page.add_failure(document["run_id"], detail, example)
-    for page in pages.values():
-        page.runs_with.update(d["run_id"] for d in episodes)
-    order = list(OUTCOME_DESCRIPTIONS)
-    ranked = sorted(pages.values(), key=lambda p: (order.index(p.name) if p.name in order
-                                                   else len(order), p.name))
-    return [page.as_dict() for page in ranked]
+    return outcome_gallery_from_records([(d["run_id"], run_outcome_pages(d)) for d in episodes])

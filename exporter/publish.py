@@ -21,6 +21,7 @@ from exporter.long_text import PART_CHARS
 from exporter.media_clean import MEDIA_FOLDER, clean_media, published_problem
 from exporter.redact import Redactor
 from exporter.run_index import tokens
+from exporter.site_swap import recover
 
 LISTING = "listing.json"
 SPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -174,6 +175,7 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_m
             valid JSON, not a kind of file a site holds), a media file without ``with_media``
             or not as export writes it, a file name that is not UTF-8, or a file over 10 MB.
     """
+    recover(Path(site_dir))  # a killed export's staging folder holds second names of site files
     site = Tree(site_dir)
     paths = site_files(site_dir)
     relatives = [path.relative_to(site_dir).as_posix() for path in paths]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
 PAGES = tuple(PAGE_ENTRIES)
 """The pages rendered from the index (each loads its bundle, :mod:`exporter.bundle`)."""
+FOOTER_FIELDS = ("generated_by", "version")
+"""What a failure kind's page shows of the index (its footer)."""
 PREVIEW_ROWS = 50
 """Run rows index.html carries as plain HTML (the whole list comes from data/ via home.js)."""
 
@@ -52,6 +55,19 @@ def template_environment(templates_dir: Path) -> jinja2.Environment:
     environment.globals["single_file"] = False
     environment.globals["attempt_preview_rows"] = ATTEMPT_PREVIEW_ROWS
     return environment
+
+
+def templates_digest(templates_dir: Path) -> str:
+    """sha256 over every file the pages are rendered from: the templates, the icon and the
+    inlined scripts (with the jinja2 version): a page made from the same data by the same
+    files is the same bytes."""
+    digest = hashlib.sha256(jinja2.__version__.encode())
+    static = templates_dir.parent / "static"
+    sources = sorted(p for p in templates_dir.rglob("*") if p.is_file())
+    for path in [*sources, static / "favicon.svg", static / "prefetch-run.js", static / "file-notice.js"]:
+        digest.update(str(path.relative_to(templates_dir.parent)).encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"(missing)")
+    return digest.hexdigest()
 
 
 def favicon_data_url(static_dir: Path) -> str:
@@ -97,7 +113,8 @@ def _render(environment: jinja2.Environment, templates_dir: Path, name: str, **c
 
 
 def render_pages(
-    templates_dir: Path, index: dict[str, Any], gallery: dict[str, Any] | None = None
+    templates_dir: Path, index: dict[str, Any], gallery: dict[str, Any] | None = None,
+    reuse: Callable[[str, dict[str, Any]], bool] | None = None,
 ) -> dict[str, bytes]:
     """Every page as ``{relative path: UTF-8 bytes}``.
 
@@ -108,7 +125,9 @@ def render_pages(
     past :data:`exporter.gallery.EXAMPLES_PER_PAGE` examples) per family and kind, and per
     penalty kind and outcome of episode runs (``gallery["penalties"]``, ``gallery["outcomes"]``,
     :mod:`exporter.gallery_episodes`); those pages get ``root = "../"``
-    so their links reach the site's top.
+    so their links reach the site's top. A failure kind's page is rendered from its part
+    (:func:`exporter.gallery.paginate`) and the index's :data:`FOOTER_FIELDS` alone, so ``reuse(file, part)`` (an
+    incremental export) may answer True to leave it out: the caller has it already.
 
     Raises:
         BadInput: the templates folder is missing or a template cannot be loaded or rendered.
@@ -136,9 +155,12 @@ def render_pages(
     )
     kinds = [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
              *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]
+    footer = {key: index[key] for key in FOOTER_FIELDS}
     for gallery_page in [part for kind in kinds for part in paginate(kind)]:
+        if reuse is not None and reuse(gallery_page["file"], {**gallery_page, "footer": footer}):
+            continue
         pages[gallery_page["file"]] = _render(
             environment, templates_dir, "gallery_page.html",
-            index=index, page=gallery_page["file"], root="../", gallery_page=gallery_page,
+            index=footer, page=gallery_page["file"], root="../", gallery_page=gallery_page,
         )
     return pages

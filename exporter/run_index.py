@@ -72,6 +72,22 @@ def step_search_text(step: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def run_tokens(steps: list[dict[str, Any]], full_texts: dict | None = None) -> dict[str, list[int]]:
+    """``{token: [step n, ...]}`` of one run: the first :data:`STEPS_PER_POSTING` steps holding
+    each token, in step order (``full_texts`` as :meth:`SearchIndex.add_run`'s)."""
+    found: dict[str, list[int]] = {}
+    for step in steps:
+        n = step["n"]
+        text = (full_texts or {}).get(n)
+        if text is None:
+            text = step_search_text(step)
+        for token in tokens(text):
+            listed = found.setdefault(token, [])
+            if len(listed) < STEPS_PER_POSTING:
+                listed.append(n)
+    return found
+
+
 class SearchIndex:
     """Token -> postings ``[[run number, step, ...], ...]`` over all exported runs."""
 
@@ -80,15 +96,12 @@ class SearchIndex:
 
     def add_run(self, run_number: int, steps: list[dict[str, Any]], full_texts: dict | None = None) -> None:
         """Index one run's steps (``full_texts``: ``{n: text}`` overriding a step's search text)."""
-        for step in steps:
-            n = step["n"]
-            text = (full_texts or {}).get(n)
-            if text is None:
-                text = step_search_text(step)
-            for token in tokens(text):
-                found = self.postings[token].setdefault(run_number, [])
-                if len(found) < STEPS_PER_POSTING:
-                    found.append(n)
+        self.add_tokens(run_number, run_tokens(steps, full_texts))
+
+    def add_tokens(self, run_number: int, found: dict[str, list[int]]) -> None:
+        """Index one run by its :func:`run_tokens`."""
+        for token, steps in found.items():
+            self.postings[token][run_number] = list(steps)
 
     def shards(self) -> list[dict[str, Any]]:
         """The index cut into a power-of-two number of shards by ``crc32(token)``; each shard is

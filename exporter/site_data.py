@@ -183,16 +183,35 @@ def run_head_document(run_doc: dict[str, Any], task_doc: dict[str, Any],
     (:data:`HEAD_CAUSE_FIELDS`), and ``blame``, which is empty (docs/formats.md "Site data").
     Episode runs add ``episode`` (:func:`exporter.episodes.episode_head`).
     """
+    return head_from_parts(head_parts(run_doc, head_steps), task_doc)
+
+
+def head_parts(run_doc: dict[str, Any], head_steps: int = HEAD_STEPS) -> dict[str, Any]:
+    """What a run's head takes from its run file (JSON values): ``{fields, step_count,
+    last_total, steps[], episode?}``; :func:`head_from_parts` adds the task's part. A site
+    export keeps it per run, so a run's head can be written again when its task file changes
+    without reading the run again."""
     steps = run_doc["steps"]
+    return {
+        "fields": {key: value for key, value in run_doc.items() if key != "steps"},
+        "step_count": len(steps),
+        "last_total": steps[-1]["total"] if steps else None,
+        "steps": steps[:head_steps],
+        **({"episode": episode_head(steps)} if run_doc["kind"] == "episode" else {}),
+    }
+
+
+def head_from_parts(parts: dict[str, Any], task_doc: dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_head_document` from :func:`head_parts` and the task file ``task_doc``."""
     task = head_task(task_doc)
     shown = {check["id"] for check in task["checks"]}
     return {
-        **{key: value for key, value in run_doc.items() if key != "steps"},
-        "step_count": len(steps),
-        "last_total": steps[-1]["total"] if steps else None,
+        **parts["fields"],
+        "step_count": parts["step_count"],
+        "last_total": parts["last_total"],
         "task": task,
-        "steps": [_head_step(step, shown) for step in steps[:head_steps]],
-        **({"episode": episode_head(steps)} if run_doc["kind"] == "episode" else {}),
+        "steps": [_head_step(step, shown) for step in parts["steps"]],
+        **({"episode": parts["episode"]} if "episode" in parts else {}),
     }
 
 

@@ -20,6 +20,7 @@ import ctypes.util
 import hashlib
 import os
 import shutil
+import signal
 import uuid
 from pathlib import Path
 
@@ -122,51 +123,155 @@ def recover(out_dir: Path) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
-def write_site(out_dir: Path, files: dict[str, bytes], generated_by: str) -> None:
-    """Write ``files`` (``{relative path: bytes}``) as the whole site in ``out_dir``.
+CRASH_AT = "ALERTFORGE_CRASH_AT"
+"""Fault injection for the kill -9 tests, as recorder/run_store.py's: ``export:<point>`` makes
+the process SIGKILL itself at that point of a site export: ``export:run:N`` once the N-th run
+(1-based, in the order found) is in the staging folder, ``export:staged`` when every file is
+and the manifest is not, ``export:manifest`` after the manifest and before the swap,
+``export:swapped`` after the swap and before the old site is removed, ``export:removed``
+after that and before the incremental state is saved (exporter.export_state). Unset in
+normal use."""
 
-    Raises:
-        BadInput: ``out_dir`` holds files no previous export wrote (named), or a path in
-            ``files`` would leave the site.
-    """
-    out_dir = Path(os.path.realpath(out_dir))  # --out may be a link the user made: write behind it
-    recover(out_dir)
+
+def crash_point(where: str) -> None:
+    """SIGKILL this process when :data:`CRASH_AT` names ``where`` (see there)."""
+    if os.environ.get(CRASH_AT) == where:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _refuse_foreign(out_dir: Path) -> None:
     foreign = foreign_files(out_dir)
     if foreign:
         shown = ", ".join(foreign[:8]) + (f" and {len(foreign) - 8} more" if len(foreign) > 8 else "")
         raise BadInput(out_dir, f"holds files no previous export wrote: {shown}; they are never "
                        "deleted: move them away or export into a new folder")
-    staging = out_dir.parent / f".{out_dir.name}.staging-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staging.mkdir(parents=True)
+
+
+def _check_relative(relative: str) -> None:
+    if relative.startswith("/") or ".." in relative.split("/") or relative in (MANIFEST, *SPACE_FILES):
+        raise BadInput(relative, "a site file must be a relative path inside the site")
+
+
+class Staging:
+    """A new site being built in a staging folder beside ``out_dir``, swapped in whole by
+    :meth:`commit` (see the module).
+
+    A file is either written (:meth:`write`) or, when the current site holds it with the same
+    bytes (its manifest's sha256), hard-linked from there (:meth:`reuse`): the current site is
+    never written to, so a kill at any point leaves it intact. ``files`` maps each relative path
+    to its sha256, ``bytes`` totals their sizes, ``linked`` counts the files linked.
+
+    Raises (on creation):
+        BadInput: ``out_dir`` holds files no previous export wrote (named).
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = Path(os.path.realpath(out_dir))  # --out may be a link: write behind it
+        recover(self.out_dir)
+        _refuse_foreign(self.out_dir)
+        self.previous = manifest_files(self.out_dir)
+        self.manifest_bytes = b""
+        self.files: dict[str, str] = {}
+        self.bytes = 0
+        self.linked = 0
+        self.path = self.out_dir.parent / f".{self.out_dir.name}.staging-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.path.mkdir(parents=True)
+
+    def write(self, relative: str, data: bytes) -> None:
+        """Put ``data`` at ``relative``: linked from the current site when it holds the same
+        bytes there, else written (a new file, never one already staged).
+
+        Raises:
+            BadInput: ``relative`` would leave the site or name the manifest or a Space file.
+        """
+        _check_relative(relative)
+        digest = hashlib.sha256(data).hexdigest()
+        if self.reuse(relative, digest):
+            return
+        target = self.path / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        self.files[relative] = digest
+        self.bytes += len(data)
+
+    def reuse(self, relative: str, digest: str) -> bool:
+        """Hard-link ``relative`` from the current site when its manifest lists it with sha256
+        ``digest``; False (nothing staged) when it does not or the link cannot be made."""
+        if self.previous.get(relative) != digest or relative in self.files:
+            return False
+        target = self.path / relative
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(self.out_dir / relative, target, follow_symlinks=False)
+            size = target.lstat().st_size
+        except OSError:
+            return False
+        self.files[relative] = digest
+        self.bytes += size
+        self.linked += 1
+        return True
+
+    def drop(self, relatives: list[str]) -> None:
+        """Remove staged files (a run that could not be reused after all)."""
+        for relative in relatives:
+            if self.files.pop(relative, None) is not None:
+                (self.path / relative).unlink(missing_ok=True)
+
+    def commit(self, generated_by: str) -> bytes:
+        """Add the Space files of the current site and the manifest, then swap the staging
+        folder in (see the module); returns the manifest's bytes. The staging folder is gone
+        after, whatever happens."""
+        try:
+            if self.out_dir.exists():
+                tree = Tree(self.out_dir)
+                for name in SPACE_FILES:
+                    if tree.is_file(name):
+                        (self.path / name).write_bytes(tree.read_bytes(name))
+            manifest = {"version": 1, "generated_by": generated_by, "files": dict(sorted(self.files.items()))}
+            crash_point("export:staged")
+            self.manifest_bytes = dump_json(manifest, indent=False)
+            (self.path / MANIFEST).write_bytes(self.manifest_bytes)
+            crash_point("export:manifest")
+            os.sync()  # the new site is on disk before it is swapped in
+            if not self.out_dir.exists():
+                os.rename(self.path, self.out_dir)
+                return self.manifest_bytes
+            if not exchange(self.path, self.out_dir):
+                previous = self.out_dir.parent / f".{self.out_dir.name}.previous-{uuid.uuid4().hex[:8]}"
+                os.rename(self.out_dir, previous)
+                os.rename(self.path, self.out_dir)
+                self.path = previous
+            crash_point("export:swapped")
+        except BaseException:
+            self.abort()
+            raise
+        self.abort()  # the old site, swapped out
+        crash_point("export:removed")
+        return self.manifest_bytes
+
+    def abort(self) -> None:
+        """Remove the staging folder (a failed export: the current site stays as it was)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def write_site(out_dir: Path, files: dict[str, bytes], generated_by: str) -> None:
+    """Write ``files`` (``{relative path: bytes}``) as the whole site in ``out_dir`` (files the
+    current site holds with the same bytes are hard-linked, not copied: :class:`Staging`).
+
+    Raises:
+        BadInput: ``out_dir`` holds files no previous export wrote (named), or a path in
+            ``files`` would leave the site.
+    """
+    staging = Staging(out_dir)
     try:
         for relative, data in sorted(files.items()):
-            if relative.startswith("/") or ".." in relative.split("/") or relative in (MANIFEST, *SPACE_FILES):
-                raise BadInput(relative, "a site file must be a relative path inside the site")
-            target = staging / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "wb") as handle:
-                handle.write(data)
-        if out_dir.exists():
-            tree = Tree(out_dir)
-            for name in SPACE_FILES:
-                if tree.is_file(name):
-                    (staging / name).write_bytes(tree.read_bytes(name))
-        manifest = {"version": 1, "generated_by": generated_by,
-                    "files": {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(files.items())}}
-        (staging / MANIFEST).write_bytes(dump_json(manifest, indent=False))
-        os.sync()  # the new site is on disk before it is swapped in
-        if not out_dir.exists():
-            os.rename(staging, out_dir)
-            return
-        if not exchange(staging, out_dir):
-            previous = out_dir.parent / f".{out_dir.name}.previous-{uuid.uuid4().hex[:8]}"
-            os.rename(out_dir, previous)
-            os.rename(staging, out_dir)
-            staging = previous
+            staging.write(relative, data)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.abort()
         raise
-    shutil.rmtree(staging, ignore_errors=True)  # the old site, swapped out
+    staging.commit(generated_by)
 
 
 def manifest_files(out_dir: Path) -> dict[str, str]:
@@ -176,15 +281,20 @@ def manifest_files(out_dir: Path) -> dict[str, str]:
 
 
 def verify_site(out_dir: Path) -> list[str]:
-    """Paths whose bytes differ from the manifest, or that it lists and are missing."""
-    tree = Tree(out_dir)
+    """Paths whose bytes differ from the manifest, or that it lists and are missing or are not
+    regular files (a link anywhere on the way counts as missing). A file may have a second
+    name: an export in progress, or one killed before it cleaned up, links unchanged files
+    from the site into its staging folder (:class:`Staging`)."""
+    kinds = dict(Tree(out_dir).walk())
     bad = []
     for rel, digest in manifest_files(out_dir).items():
         try:
-            if hashlib.sha256(tree.read_bytes(rel)).hexdigest() != digest:
-                bad.append(rel)
-        except UnsafeInput:
+            if kinds.get(rel) != "file":
+                raise OSError(rel)
+            descriptor = os.open(out_dir / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(descriptor, "rb") as handle:
+                if hashlib.sha256(handle.read()).hexdigest() != digest:
+                    bad.append(rel)
+        except OSError:
             bad.append(rel)
     return bad
-
-

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 REPLAY_CACHE_ENV = "ALERTFORGE_REPLAY_CACHE"
+EXPORT_STATE_ENV = "ALERTFORGE_EXPORT_CACHE"
 
 
 def pytest_configure(config):
@@ -18,6 +19,10 @@ def pytest_configure(config):
     processes, their workers and every CLI they start share it, so each distinct promtool
     input runs once a session. Made by the controlling process; workers inherit the variable.
     A folder named by the caller is used as it is and kept."""
+    if not hasattr(config, "workerinput") and not os.environ.get(EXPORT_STATE_ENV):
+        # incremental exports keep their state here, not in the user's cache (exporter.export_state)
+        os.environ[EXPORT_STATE_ENV] = tempfile.mkdtemp(prefix="alertforge-test-export-state-")
+        config.stash[_EXPORT_STATE_FOLDER] = os.environ[EXPORT_STATE_ENV]
     if hasattr(config, "workerinput") or os.environ.get(REPLAY_CACHE_ENV):
         return
     folder = tempfile.mkdtemp(prefix="alertforge-test-replays-")
@@ -26,6 +31,9 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    state = config.stash.get(_EXPORT_STATE_FOLDER, None)
+    if state:
+        shutil.rmtree(state, ignore_errors=True)
     folder = config.stash.get(_REPLAY_FOLDER, None)
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
@@ -33,6 +41,7 @@ def pytest_unconfigure(config):
 
 
 _REPLAY_FOLDER = pytest.StashKey[str]()
+_EXPORT_STATE_FOLDER = pytest.StashKey[str]()
 FIXTURE_SITE = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_RUNS = FIXTURE_SITE / "runs"
 FIXTURE_TASK_ROOT = FIXTURE_SITE / "tasks"

@@ -290,7 +290,7 @@ def test_episode_state_fields_of_the_wrong_type_import(tmp_path):
 
 def _site(tmp_path: Path, redact: bool = False) -> Path:
     site = tmp_path / "site"
-    export_site([FIXTURE_RUNS], site, task_index=fixture_tasks(), redact=redact)
+    export_site([FIXTURE_RUNS], site, task_index=fixture_tasks(), redactor=redact)
     return site
 
 

@@ -105,7 +105,7 @@ def test_dry_run_lists_files_writes_nothing_and_uploads_nothing(tmp_path, runs_w
 
     monkeypatch.setattr(publish, "upload", lambda *a: pytest.fail("a dry run must not upload"))
     site = tmp_path / "site"
-    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redact=False)
+    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redactor=False)
     shutil.copy(Path(__file__).parents[1] / "space" / "README.md", site / "README.md")
     before = sorted((p.relative_to(site), p.stat().st_mtime_ns) for p in site.rglob("*"))
     assert main(["publish", "--space", "org/replay", "--site", str(site), "--dry-run"]) == 0
@@ -125,7 +125,7 @@ def test_dry_run_lists_files_writes_nothing_and_uploads_nothing(tmp_path, runs_w
     assert "org/replay" in printed
     # the site on disk is left as exported; a new export into it still works (listing.json is allowed)
     assert any(leak in all_text(site / "data") for leak in LEAKS)
-    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redact=False)
+    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redactor=False)
 
 
 def test_staged_upload_holds_no_secret_and_no_search_token_of_one(tmp_path, runs_with_secrets, monkeypatch):
@@ -140,7 +140,7 @@ def test_staged_upload_holds_no_secret_and_no_search_token_of_one(tmp_path, runs
 
     monkeypatch.setattr(publish, "upload", fake_upload)
     site = tmp_path / "site"
-    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redact=False)
+    export_site([runs_with_secrets], site, task_index=fixture_tasks(), redactor=False)
     manifest = publish_site(site, "org/replay", redactor=Redactor(), out=lambda line: None)
     assert uploaded["space"] == "org/replay"
     assert [leak for leak in LEAKS if leak in uploaded["text"]] == []

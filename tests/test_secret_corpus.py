@@ -117,7 +117,7 @@ def test_publish_of_an_unredacted_site_stages_no_secret(corpus_site, tmp_path, m
         "z" * (PART_CHARS - len(secret) // 2) + secret + "z" * 5000)
     long_run.write_text(json.dumps(trajectory))
     site = tmp_path / "site"
-    export_site([runs], site, task_index=fixture_tasks(), redact=False)
+    export_site([runs], site, task_index=fixture_tasks(), redactor=False)
     parts = sorted((site / "data" / "text").rglob("*.json"))
     assert len(parts) >= 2 and not any(secret in p.read_text() for p in parts), "the secret is split"
     staged: dict[str, str] = {}

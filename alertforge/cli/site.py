@@ -11,11 +11,12 @@ from alertforge.cli.options import (
     add_jobs_option,
     add_redaction_options,
     add_tasks_option,
+    engine,
     redactor,
     task_index,
 )
 from contract.errors import BadInput
-from contract.paths import SITE_DIR, SPACE_DIR, task_dirs
+from contract.paths import SPACE_DIR, task_dirs
 from contract.text import counted
 
 
@@ -35,6 +36,9 @@ def add_export(sub) -> None:
                         help="with --markdown: the published viewer, so cut parts link to their step")
     add_redaction_options(export, "(token formats, secret config fields, URL credentials, "
                           "private keys, webhooks, e-mail addresses) in every string")
+    export.add_argument("--ray", metavar="ADDRESS",
+                        help="read and mask the runs on the Ray cluster whose head is at ADDRESS "
+                        "(HOST:PORT; default $RAY_ADDRESS): the same site, the work on its workers")
     export.add_argument("--no-media", dest="with_media", action="store_false",
                         help="leave out the images and audio runs' agents saw (each part is "
                         "named instead); by default they are re-encoded with no metadata")
@@ -61,10 +65,15 @@ def export_command(args: argparse.Namespace) -> int:
     index = task_index(args)
     if args.out:
         masker = redactor(args)
-        summary = export_site(runs, Path(args.out), redactor=masker, redact=masker is not None,
-                              task_index=index, with_media=args.with_media)
+        chosen = engine(args)
+        summary = export_site(runs, Path(args.out), redactor=masker if masker is not None else False,
+                              task_index=index, with_media=args.with_media, engine=chosen)
+        if getattr(chosen, "jobs", None):
+            print(f"ray: made {counted(sum(chosen.jobs.values()), 'run')} on "
+                  + ", ".join(f"{worker} ({done})" for worker, done in sorted(chosen.jobs.items())), file=sys.stderr)
+        reused = summary.get("reused") or 0
         print(f"exported {counted(summary.get('runs') or 0, 'run')} of {counted(summary.get('tasks') or 0, 'task')} "
-              f"into {args.out}")
+              f"into {args.out}" + (f" (reused {reused} unchanged since the last export)" if reused else ""))
         for left in summary.get("skipped") or []:
             print(f"alertforge: skipped {left['path']}: {left['reason']}", file=sys.stderr)
         _print_redaction(masker, summary["renamed_ids"])
@@ -193,7 +202,7 @@ def demo_command(args: argparse.Namespace) -> int:
     import_demo_episodes(runs_dir)
     import_demo_llm_runs(runs_dir)
     if live is None:
-        summary = export_site([runs_dir], out, site_dir=SITE_DIR, task_index=task_index(args))
+        summary = export_site([runs_dir], out, task_index=task_index(args))
         print(f"built {out} from {counted(summary.get('runs') or 0, 'run')} in {time.perf_counter() - started:.1f} s")
         return 0
     from alertforge.view.server import close

@@ -1,0 +1,361 @@
+"""One run of a site export: read, masked and made into its own files and a record, or reused.
+
+A run read in this export (:func:`read_entry`) has its own files (``data/runs/<id>.json``, its
+long texts, its media) put in the site being built at once and leaves a *record*: JSON values
+holding what the site's shared files need from it (``run_id``, ``summary`` row, search
+``tokens``, ``gallery`` entries, ``head`` parts, ``task``, ``job``, ``legacy_id``, ``files``
+``{path: sha256}``, ``renamed`` ids, ``redaction`` counts). A run whose folder key, task
+folders and files match the previous export's (:mod:`exporter.export_state`) is reused
+(:func:`reused_entry`): its files are hard-linked from the current site and its record read
+back, so it is neither read nor masked again. Full and incremental exports build the shared
+files from records that went through the same JSON bytes, so both give the same site.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from contract.errors import BadInput
+from contract.files import dump_json
+from contract.site import RunDocument
+from contract.task_roots import TaskIndex
+from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
+from exporter.export_state import NO_TASK_FOLDER, ExportState, digest_of, key_of, text_digest
+from exporter.gallery_checks import run_check_pages
+from exporter.gallery_episodes import run_outcome_pages, run_penalty_pages
+from exporter.long_text import delta_failed, externalize_long_texts
+from exporter.redact import Redactor
+from exporter.renaming import Renaming
+from exporter.run_folders import RunFolder, read_run_folder
+from exporter.run_index import run_tokens
+from exporter.site_data import (
+    head_parts,
+    run_document,
+    run_summary,
+    task_document,
+    task_inputs_document,
+)
+from exporter.steps import build_steps
+from exporter.task_folder import TaskInfo, locate_task_folder, read_task
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+class MemorySink:
+    """Where a site export puts files when the site is built in memory (``files``)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.previous: dict[str, str] = {}
+
+    def write(self, relative: str, data: bytes) -> None:
+        """Keep ``data`` as the file ``relative``."""
+        self.files[relative] = data
+
+    def reuse(self, relative: str, digest: str) -> bool:
+        """Nothing to reuse in memory: always False."""
+        return False
+
+    def drop(self, relatives: list[str]) -> None:
+        """Forget the files ``relatives``."""
+        for relative in relatives:
+            self.files.pop(relative, None)
+
+
+@dataclass
+class ExportContext:
+    """What the runs of one export share: where files go (``sink``: a
+    :class:`exporter.site_swap.Staging` or :class:`MemorySink`), the task index, the masking
+    (``renaming``, None when not redacted), ``with_media``, and for an incremental export the
+    previous ``state`` (None: read every run), the new one (``saved``) and the task ``world``
+    (:func:`exporter.export_state.task_world`)."""
+
+    sink: Any
+    index: TaskIndex
+    renaming: Renaming | None
+    with_media: bool = True
+    state: ExportState | None = None
+    saved: ExportState | None = None
+    world: dict[str, str] = field(default_factory=dict)
+    engine: Any = None
+    """Where runs read in this export are made (a Ray engine: ``export --ray``), None: here."""
+    read_cache: dict[Path, TaskInfo] = field(default_factory=dict)
+    task_docs: dict[int, tuple[TaskInfo, str, dict, dict]] = field(default_factory=dict)
+
+    claimed: dict[str, Path] = field(default_factory=dict)
+
+    def claim(self, run_id: str, folder: Path) -> None:
+        """Note that ``folder`` holds run ``run_id``, before any of its files is written.
+
+        Raises:
+            BadInput: another run folder of this export has that run_id (names run.json).
+        """
+        if run_id in self.claimed:
+            raise BadInput(folder / "run.json", f"run_id {run_id!r} already read from {self.claimed[run_id]}")
+        self.claimed[run_id] = folder
+
+    @property
+    def redactor(self) -> Redactor | None:
+        return self.renaming.redactor if self.renaming is not None else None
+
+    def task_parts(self, task: TaskInfo) -> tuple[str, dict, dict]:
+        """:func:`task_parts_of` the masked ``task``, once per task object."""
+        known = self.task_docs.get(id(task))
+        if known is None or known[0] is not task:
+            known = (task, *task_parts_of(task))
+            self.task_docs[id(task)] = known
+        return known[1], known[2], known[3]
+
+
+def task_parts_of(task: TaskInfo) -> tuple[str, dict, dict]:
+    """The digest (sha256 hex over both files and where the task came from), task file and
+    task inputs file of the masked ``task``."""
+    document, inputs = task_document(task), task_inputs_document(task)
+    digest = hashlib.sha256(dump_json(document, indent=False) + b"\0" + dump_json(inputs, indent=False)
+                            + (b"\0folder" if task.from_folder else b"\0run")).hexdigest()
+    return digest, document, inputs
+
+
+@dataclass
+class RunEntry:
+    """One run of the site being built: its ``record`` (see the module), its ``task`` (the
+    masked TaskInfo when read in this export, None when reused) and whether it was ``reused``."""
+
+    folder: Path
+    record: dict[str, Any]
+    task: TaskInfo | None = None
+    reused: bool = False
+
+
+def check_sizes(files: dict[str, bytes]) -> None:
+    """Raises BadInput naming the first data file over :data:`MAX_FILE_BYTES`."""
+    for relative, data in files.items():
+        if len(data) > MAX_FILE_BYTES:
+            raise BadInput(Path(relative), f"would be {len(data)} bytes (limit {MAX_FILE_BYTES})")
+
+
+def _counts(redactor: Redactor | None) -> tuple[int, Counter]:
+    return (redactor.masked, Counter(redactor.kinds)) if redactor is not None else (0, Counter())
+
+
+def _atif_fields(run: RunFolder, media: MediaFiles) -> dict[str, Any]:
+    """The run document's ``harbor`` and ``subagents`` (exporter.atif_view), when it has them."""
+    fields = {"harbor": harbor_view(run), "subagents": subagent_documents(run, media)}
+    return {key: value for key, value in fields.items() if value}
+
+
+def run_files(run: RunFolder, steps: list[dict[str, Any]],
+              extra_fields: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """A run's document (with ``extra_fields``) and its data file and long texts
+    (``{relative path: bytes}``).
+
+    Raises:
+        BadInput: the run's data file would be over :data:`MAX_FILE_BYTES` (names its trajectory.json).
+    """
+    stored_steps, files = externalize_long_texts(run.run_id, delta_failed(steps))
+    document = {**run_document(run, stored_steps), **(extra_fields or {})}
+    RunDocument.model_validate(document)
+    data = dump_json(document, indent=False)
+    if len(data) > MAX_FILE_BYTES:
+        raise BadInput(run.path / "trajectory.json",
+                       f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})")
+    return document, {f"data/runs/{run.run_id}.json": data, **files}
+
+
+@dataclass
+class MaskedRun:
+    """A run as read (``raw_run_id``, ``raw_task_id``: its ids before masking), masked
+    (``run``, ``task``), the ids renamed (``{digest of the old id: new id}``) and its task
+    folder (None: the task came from run.json)."""
+
+    run: RunFolder
+    task: TaskInfo
+    raw_run_id: str
+    raw_task_id: str
+    renamed: dict[str, str]
+    task_folder: Path | None
+
+
+def read_raw(folder: Path, context: ExportContext) -> MaskedRun:
+    """The run in ``folder`` and its task as read, not masked yet (``renamed`` empty).
+
+    Raises:
+        BadInput: as :func:`exporter.run_folders.read_run_folder` and
+            :func:`exporter.task_folder.read_task`.
+    """
+    raw = read_run_folder(folder)
+    task = read_task(raw, context.index, context.read_cache)
+    return MaskedRun(raw, task, raw.run_id, raw.run["task"]["id"], {}, locate_task_folder(raw, context.index))
+
+
+def mask(read: MaskedRun, renaming: Renaming | None) -> MaskedRun:
+    """``read`` with its run and task masked by ``renaming`` (unchanged when None)."""
+    if renaming is not None:
+        read.run, read.task = renaming.redacted(read.run, read.task)
+        read.renamed = {text_digest(old): new for old, new in
+                        zip((read.raw_run_id, read.raw_task_id), (read.run.run_id, read.task.id)) if old != new}
+    return read
+
+
+def read_masked(folder: Path, context: ExportContext) -> MaskedRun:
+    """The run in ``folder`` and its task, masked (see :class:`MaskedRun`).
+
+    Raises:
+        BadInput: as :func:`read_raw`.
+    """
+    return mask(read_raw(folder, context), context.renaming)
+
+
+@dataclass
+class MadeRun:
+    """What one run makes (:func:`make_run`): its own ``files`` (``{relative path: bytes}``),
+    its ``record`` (see the module; as JSON bytes, sorted keys) and its masked ``task``."""
+
+    files: dict[str, bytes]
+    record: bytes
+    task: TaskInfo
+    raw_run_id: str
+    raw_task_id: str
+
+
+def make_run(read: MaskedRun, renaming: Renaming | None, with_media: bool, task_parts=None) -> MadeRun:
+    """Mask the run and task of ``read`` (as read: :func:`read_raw`) and make the run's files
+    and record. Reads no file and writes none, so it runs anywhere (a Ray worker:
+    :func:`make_run_on_worker`). ``task_parts``: the caching
+    :meth:`ExportContext.task_parts`, else computed here.
+
+    Raises:
+        BadInput: the run's data file, a long text or a media file would be over
+            :data:`MAX_FILE_BYTES` (names the file, the data file by the run's trajectory.json).
+    """
+    redactor = renaming.redactor if renaming is not None else None
+    before = _counts(redactor)
+    read = mask(read, renaming)
+    run, task = read.run, read.task
+    steps = build_steps(run, task)
+    media = MediaFiles(run, include=with_media, redactor=redactor)
+    attach_atif_parts(steps, run, media)
+    document, files = run_files(run, steps, _atif_fields(run, media))
+    files.update(media.files)
+    check_sizes(files)
+    summary = run_summary(document, task)
+    agent = run.run.get("agent")
+    summary["agent"] = agent.get("name") if isinstance(agent, dict) else None
+    full = {**document, "steps": steps}
+    episode = document["kind"] == "episode"
+    digest, _, _ = (task_parts or task_parts_of)(task)
+    record = {
+        "run_id": run.run_id, "summary": summary, "tokens": run_tokens(steps),
+        "files": {relative: hashlib.sha256(data).hexdigest() for relative, data in files.items()},
+        "head": head_parts(document), "legacy_id": run.run.get("legacy_id"), "renamed": read.renamed,
+        "gallery": {"checks": run_check_pages(full, task, steps),
+                    "penalties": run_penalty_pages(full) if episode else None,
+                    "outcomes": run_outcome_pages(full) if episode else None},
+        "job": _job(run), "redaction": _redaction(renaming, before, read),
+        "task": {"id": task.id, "workflow": task.workflow, "tier": task.tier, "title": task.title,
+                 "from_folder": task.from_folder, "digest": digest},
+    }
+    return MadeRun(files, orjson.dumps(record, option=orjson.OPT_SORT_KEYS), task, read.raw_run_id, read.raw_task_id)
+
+
+def make_run_on_worker(read: MaskedRun, redactor: Redactor | None, with_media: bool) -> MadeRun:
+    """:func:`make_run` with a masking of its own (``redactor``'s counts start from zero):
+    the job ``export --ray`` hands a worker, the same bytes as made in the driver."""
+    if redactor is not None:
+        redactor = copy.copy(redactor)
+        redactor.masked, redactor.kinds, redactor.secrets = 0, Counter(), set()
+    return make_run(read, Renaming(redactor) if redactor is not None else None, with_media)
+
+
+def keep_run(folder: Path, made: MadeRun, context: ExportContext, key: str | None = None) -> RunEntry:
+    """Put the files of ``made`` (the run in ``folder``) in the context's sink and keep its
+    record in the new state (when incremental; ``key`` its folder's key digest).
+
+    Raises:
+        BadInput: another run folder of this export has the same run_id (names run.json).
+    """
+    record = orjson.loads(made.record)
+    context.claim(record["run_id"], folder)
+    for relative, data in made.files.items():
+        context.sink.write(relative, data)
+    if context.saved is not None:
+        context.saved.runs[text_digest(os.path.realpath(folder))] = {
+            "key": key or "", "record": context.saved.store_record(made.record), "id": text_digest(made.raw_run_id),
+            "task_ref": text_digest(made.raw_task_id),
+            "world": context.world.get(text_digest(made.raw_task_id), NO_TASK_FOLDER)}
+    return RunEntry(folder, record, made.task)
+
+
+def read_entry(folder: Path, context: ExportContext, key: str | None = None) -> RunEntry:
+    """Read, mask and export the run in ``folder`` in this process (:func:`read_raw`,
+    :func:`make_run`, :func:`keep_run`).
+
+    Raises:
+        BadInput: the run or its task cannot be read (names the file), its data file
+            would be over :data:`MAX_FILE_BYTES`, or its run_id is taken.
+    """
+    made = make_run(read_raw(folder, context), context.renaming, context.with_media, context.task_parts)
+    return keep_run(folder, made, context, key)
+
+
+def _job(run: RunFolder) -> dict[str, Any] | None:
+    """What :func:`exporter.harbor_jobs.job_rows` reads of a run (its run.json ``harbor`` and
+    ``regrade``), None for a run not imported from Harbor."""
+    if not isinstance(run.run.get("harbor"), dict):
+        return None
+    return {key: run.run[key] for key in ("harbor", "regrade") if key in run.run}
+
+
+def _redaction(renaming: Renaming | None, before: tuple[int, Counter], read: MaskedRun) -> dict[str, Any] | None:
+    """The run's masking counts: ``{run: [strings, {kind: matches}], task: [...], task_as}``
+    (``task_as`` names the task object, which a full export masks once; never a value)."""
+    if renaming is None:
+        return None
+    masked, kinds = _counts(renaming.redactor)
+    task_masked, task_kinds = renaming.task_counts.get(id(read.task), (0, Counter()))
+    run_masked, run_kinds = masked - before[0], kinds - before[1]
+    if renaming.task_was_new:
+        run_masked, run_kinds = run_masked - task_masked, run_kinds - task_kinds
+    task_as = (f"folder:{text_digest(str(read.task_folder))}" if read.task_folder is not None
+               else f"run:{text_digest(read.raw_run_id)}")
+    return {"run": [run_masked, dict(run_kinds)], "task": [task_masked, dict(task_kinds)], "task_as": task_as}
+
+
+def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | None:
+    """The run in ``folder`` as the previous export left it, its files linked into the sink;
+    None (nothing staged) when anything differs: its key, its task folders, its record or a
+    file of the current site."""
+    state = context.state
+    if state is None:
+        return None
+    entry = state.runs.get(text_digest(os.path.realpath(folder)))
+    if (entry is None or entry.get("key") != key
+            or context.world.get(entry.get("task_ref", ""), NO_TASK_FOLDER) != entry.get("world")):
+        return None
+    record = state.record(entry["record"])
+    if record is None:
+        return None
+    context.claim(record["run_id"], folder)
+    linked: list[str] = []
+    for relative, digest in record["files"].items():
+        if not context.sink.reuse(relative, digest):
+            context.sink.drop(linked)
+            del context.claimed[record["run_id"]]
+            return None
+        linked.append(relative)
+    if context.saved is not None:
+        context.saved.runs[text_digest(os.path.realpath(folder))] = dict(entry)
+    return RunEntry(folder, record, reused=True)
+
+
+def folder_key(folder: Path) -> str:
+    """The digest of ``folder``'s change key (:func:`exporter.export_state.key_of`)."""
+    return digest_of(key_of(folder))

@@ -1,0 +1,238 @@
+"""The files a site's runs share, made from the runs' records: task files, run heads, index, run
+list and search shards, aliases, attempts, home, gallery and pages, static files.
+
+Every one is made again at each export from the records (exporter.export_runs), which are
+small; the sink links a file whose bytes did not change from the current site instead of
+writing it. The exceptions are the task files of a task no run read in this export
+(linked when the current site holds the same task's, else read again from one of its runs)
+and the head of a run that was reused while its task file stayed the same (linked).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from contract.errors import BadInput
+from contract.files import dump_json
+from contract.site import (
+    AttemptsDocument,
+    HomeDocument,
+    RunHead,
+    SiteIndex,
+    TaskDocument,
+    TaskInputs,
+    TaskRuns,
+)
+from exporter.bundle import page_assets
+from exporter.export_runs import ExportContext, RunEntry, check_sizes, read_masked
+from exporter.export_state import digest_of
+from exporter.gallery_checks import check_gallery_from_records
+from exporter.gallery_episodes import outcome_gallery_from_records, penalty_gallery_from_records
+from exporter.harbor_jobs import job_rows
+from exporter.redact import Redactor
+from exporter.render import render_pages, templates_digest
+from exporter.run_folders import RunFolder
+from exporter.run_index import SearchIndex, shard_rows
+from exporter.site_data import (
+    aliases_document,
+    attempts_document,
+    head_from_parts,
+    home_document,
+    index_document,
+    task_runs_document,
+)
+
+
+def _json_bytes(value: Any) -> bytes:
+    return dump_json(value, indent=False)
+
+
+def _checked(model, document: dict) -> dict:
+    """``document`` once it validates as the site file ``model`` (contract.site)."""
+    model.model_validate(document)
+    return document
+
+
+@dataclass
+class SiteTask:
+    """The task behind a task id's files: ``id``, ``workflow``, ``tier``, ``title`` (what the
+    index lists), ``digest`` (exporter.export_runs.ExportContext.task_parts), and its task
+    and inputs files (None while the current site's are linked and not needed)."""
+
+    id: str
+    workflow: Any
+    tier: Any
+    title: str
+    digest: str
+    document: dict[str, Any] | None = None
+    inputs: dict[str, Any] | None = None
+    linked: bool = False
+
+
+def _winners(entries: list[RunEntry]) -> dict[str, RunEntry]:
+    """Per task id, the run whose task the task files are made from: the first run (by run_id)
+    whose task folder was found, else the first run of that task."""
+    winners: dict[str, RunEntry] = {}
+    for entry in entries:
+        task = entry.record["task"]
+        known = winners.get(task["id"])
+        if known is None or (task["from_folder"] and not known.record["task"]["from_folder"]):
+            winners[task["id"]] = entry
+    return winners
+
+
+def site_tasks(entries: list[RunEntry], context: ExportContext) -> dict[str, SiteTask]:
+    """The task of every task id (see :func:`_winners`), its files written or linked into the
+    sink; a task neither read in this export nor held by the current site is read again from
+    its run (exporter.export_runs.read_masked)."""
+    previous = context.state.tasks if context.state is not None else {}
+    tasks: dict[str, SiteTask] = {}
+    for task_id, entry in sorted(_winners(entries).items()):
+        fields = entry.record["task"]
+        site_task = SiteTask(task_id, fields["workflow"], fields["tier"], fields["title"], fields["digest"])
+        files = (f"data/tasks/{task_id}.json", f"data/task-inputs/{task_id}.json")
+        if entry.task is None and previous.get(task_id) == site_task.digest and all(
+                context.sink.reuse(rel, context.sink.previous.get(rel, "")) for rel in files):
+            site_task.linked = True
+        else:
+            context.sink.drop(list(files))
+            task = entry.task if entry.task is not None else read_masked(entry.folder, context).task
+            _, document, inputs = context.task_parts(task)
+            site_task.document = _checked(TaskDocument, document)
+            site_task.inputs = _checked(TaskInputs, inputs)
+            context.sink.write(files[0], _json_bytes(site_task.document))
+            context.sink.write(files[1], _json_bytes(site_task.inputs))
+        tasks[task_id] = site_task
+    if context.saved is not None:
+        context.saved.tasks = {task_id: task.digest for task_id, task in tasks.items()}
+    return tasks
+
+
+def _task_document(task: SiteTask, context: ExportContext) -> dict[str, Any]:
+    """The task file of ``task`` (read back from the current site when it was linked)."""
+    if task.document is None:
+        task.document = orjson.loads((context.sink.out_dir / f"data/tasks/{task.id}.json").read_bytes())
+    return task.document
+
+
+def write_heads(entries: list[RunEntry], tasks: dict[str, SiteTask], context: ExportContext) -> None:
+    """Every run's head file: linked from the current site for a run reused whose task file
+    is the same, else made from the record's head parts and the task file."""
+    previous = context.state.tasks if context.state is not None else {}
+    for entry in entries:
+        run_id, task = entry.record["run_id"], tasks[entry.record["task"]["id"]]
+        relative = f"data/run-heads/{run_id}.json"
+        if entry.reused and previous.get(task.id) == task.digest and context.sink.reuse(
+                relative, context.sink.previous.get(relative, "")):
+            continue
+        head = head_from_parts(entry.record["head"], _task_document(task, context))
+        context.sink.write(relative, _json_bytes(_checked(RunHead, head)))
+
+
+def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask]) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """The task run lists, index.json, aliases, run list and search shards, attempts.json and
+    home.json; and the index document (the pages are rendered from it)."""
+    files: dict[str, bytes] = {}
+    summaries = [entry.record["summary"] for entry in entries]
+    for task in tasks.values():
+        files[f"data/task-runs/{task.id}.json"] = _json_bytes(_checked(TaskRuns, task_runs_document(task, summaries)))
+    jobs = [RunFolder(entry.folder, entry.record["job"], {}) for entry in entries if entry.record["job"]]
+    index = _checked(SiteIndex, {**index_document(summaries, tasks), "jobs": job_rows(jobs)})
+    files["data/index.json"] = _json_bytes(index)
+    legacy = [RunFolder(entry.folder, {"legacy_id": entry.record["legacy_id"]}, {}) for entry in entries]
+    files["data/aliases.json"] = _json_bytes(aliases_document(legacy, [s["run_id"] for s in summaries]))
+    run_shards = shard_rows(summaries)
+    for number, shard in enumerate(run_shards):
+        files[f"data/runs-index/{number}.json"] = _json_bytes(shard)
+    search = SearchIndex()
+    for number, entry in enumerate(entries):
+        search.add_tokens(number, entry.record["tokens"])
+    search_shards = search.shards()
+    for number, shard in enumerate(search_shards):
+        files[f"data/search/{number}.json"] = _json_bytes(shard)
+    attempts = attempts_document(index["attempts"])
+    if attempts["attempts"]:
+        files["data/attempts.json"] = _json_bytes(_checked(AttemptsDocument, attempts))
+    files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
+        summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
+    return files, index
+
+
+def _gallery(entries: list[RunEntry]) -> dict[str, Any]:
+    """The gallery data of :func:`exporter.render.render_pages`, from the records."""
+    gallery = check_gallery_from_records([entry.record["gallery"]["checks"] for entry in entries])
+    episodes = [(entry.record["run_id"], entry.record["gallery"]) for entry in entries
+                if entry.record["gallery"]["penalties"] is not None]
+    gallery["penalties"] = penalty_gallery_from_records([(run_id, g["penalties"]) for run_id, g in episodes])
+    gallery["outcomes"] = outcome_gallery_from_records([(run_id, g["outcomes"]) for run_id, g in episodes])
+    return gallery
+
+
+def _static_files(static_dir: Path) -> dict[str, bytes]:
+    if not static_dir.is_dir():
+        raise BadInput(static_dir, "static folder not found")
+    return {
+        "static/" + path.relative_to(static_dir).as_posix(): path.read_bytes()
+        for path in sorted(static_dir.rglob("*"))
+        if path.is_file() and not path.name.startswith(".")
+    }
+
+
+def _page_reuse(site_dir: Path, context: ExportContext):
+    """For an incremental export, :func:`exporter.render.render_pages`' ``reuse``: a gallery page
+    rendered from the same data and templates as the current site's is linked from it."""
+    if context.saved is None:
+        return None
+    templates = templates_digest(site_dir / "templates")
+    previous = context.state.pages if context.state is not None else {}
+
+    def reuse(relative: str, part: dict[str, Any]) -> bool:
+        digest = digest_of([templates, part])
+        context.saved.pages[relative] = digest
+        return previous.get(relative) == digest and context.sink.reuse(relative, context.sink.previous.get(relative, ""))
+
+    return reuse
+
+
+def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportContext) -> int:
+    """Write (or link) every shared file of the site into the context's sink; returns the
+    number of tasks.
+
+    Raises:
+        BadInput: a file over 10 MB, a missing static folder or a template
+            that cannot be rendered.
+    """
+    tasks = site_tasks(entries, context)
+    write_heads(entries, tasks, context)
+    files, index = _index_files(entries, tasks)
+    check_sizes(files)
+    files.update(render_pages(site_dir / "templates", index, _gallery(entries), _page_reuse(site_dir, context)))
+    files.update(_static_files(site_dir / "static"))
+    files.update(page_assets(site_dir / "static"))
+    for relative, data in sorted(files.items()):
+        context.sink.write(relative, data)
+    return len(tasks)
+
+
+def restore_counts(redactor: Redactor, start: tuple[int, Counter], entries: list[RunEntry]) -> None:
+    """Set the redactor's counts to ``start`` plus what masking every run and each task once
+    counted (from the records), so a reused run counts as if masked again."""
+    masked, kinds = start[0], Counter(start[1])
+    tasks_counted: set[str] = set()
+    for entry in entries:
+        counts = entry.record["redaction"]
+        if counts is None:
+            continue
+        masked += counts["run"][0]
+        kinds.update(counts["run"][1])
+        if counts["task_as"] not in tasks_counted:
+            tasks_counted.add(counts["task_as"])
+            masked += counts["task"][0]
+            kinds.update(counts["task"][1])
+    redactor.masked = masked
+    redactor.kinds = kinds
