@@ -63,11 +63,7 @@ def _translate_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
             f"regex {pattern!r}: Unicode classes (\\p, \\P) are not supported by the simulator"
         )
     if c == "Q":
-        if in_class:
-            raise RegexError(f"regex {pattern!r}: \\Q...\\E inside [...] is not supported")
-        end = pattern.find("\\E", i + 2)
-        literal = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
-        return re.escape(literal), (len(pattern) if end < 0 else end + 2)
+        return _quoted_literal(pattern, i, in_class)
     if c == "E":
         return "", i + 2  # a stray \E is ignored by RE2
     if c == "z":
@@ -75,23 +71,49 @@ def _translate_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
             raise RegexError(f"regex {pattern!r}: invalid escape \\z inside [...]")
         return "\\Z", i + 2
     if c == "x" and i + 2 < len(pattern) and pattern[i + 2] == "{":
-        end = pattern.find("}", i + 3)
-        digits = pattern[i + 3 : end] if end > 0 else ""
-        if not digits or any(d not in "0123456789abcdefABCDEF" for d in digits):
-            raise RegexError(f"regex {pattern!r}: invalid escape \\x{{...}}")
-        return re.escape(chr(int(digits, 16))), end + 1
+        return _hex_escape(pattern, i)
     if c.isdigit():
-        # Go: \0..\7 start an octal escape; \8, \9 and lone \1..\7 (backreferences) fail.
-        digits = c
-        j = i + 2
-        while j < len(pattern) and len(digits) < 3 and pattern[j] in "01234567":
-            digits += pattern[j]
-            j += 1
-        if c in "89" or (c != "0" and len(digits) == 1):
-            raise RegexError(f"regex {pattern!r}: backreferences are not supported (RE2)")
-        if any(d not in "01234567" for d in digits):
-            raise RegexError(f"regex {pattern!r}: invalid octal escape")
-        return re.escape(chr(int(digits, 8))), j
+        return _octal_escape(pattern, i)
+    return _letter_escape(pattern, i, in_class)
+
+
+def _quoted_literal(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
+    """``\\Q...\\E`` at ``pattern[i]``: the text up to ``\\E`` (or the end) as a literal."""
+    if in_class:
+        raise RegexError(f"regex {pattern!r}: \\Q...\\E inside [...] is not supported")
+    end = pattern.find("\\E", i + 2)
+    literal = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
+    return re.escape(literal), (len(pattern) if end < 0 else end + 2)
+
+
+def _hex_escape(pattern: str, i: int) -> tuple[str, int]:
+    """``\\x{HEX}`` at ``pattern[i]``: the character it names, escaped."""
+    end = pattern.find("}", i + 3)
+    digits = pattern[i + 3 : end] if end > 0 else ""
+    if not digits or any(d not in "0123456789abcdefABCDEF" for d in digits):
+        raise RegexError(f"regex {pattern!r}: invalid escape \\x{{...}}")
+    return re.escape(chr(int(digits, 16))), end + 1
+
+
+def _octal_escape(pattern: str, i: int) -> tuple[str, int]:
+    """A backslash and a digit at ``pattern[i]``: Go's octal escape \\0..\\7 (up to three
+    digits); \\8, \\9 and lone \\1..\\7 (backreferences) fail."""
+    c = pattern[i + 1]
+    digits = c
+    j = i + 2
+    while j < len(pattern) and len(digits) < 3 and pattern[j] in "01234567":
+        digits += pattern[j]
+        j += 1
+    if c in "89" or (c != "0" and len(digits) == 1):
+        raise RegexError(f"regex {pattern!r}: backreferences are not supported (RE2)")
+    if any(d not in "01234567" for d in digits):
+        raise RegexError(f"regex {pattern!r}: invalid octal escape")
+    return re.escape(chr(int(digits, 8))), j
+
+
+def _letter_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
+    """A backslash and a letter Go knows (``\\d``, ``\\b``, ``\\n``...) at ``pattern[i]``."""
+    c = pattern[i + 1]
     if c not in _GO_LETTER_ESCAPES or (in_class and c in "AbBz"):
         raise RegexError(f"regex {pattern!r}: invalid escape sequence \\{c} (RE2)")
     if c in _ASCII_PERL_CLASSES:  # RE2's \d \w \s are ASCII-only; Python's are Unicode

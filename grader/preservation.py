@@ -78,27 +78,11 @@ def preserved(what: str, item, rules: list[dict], am: dict | None) -> tuple[bool
     ``what`` is ``rule``, ``receiver``, ``route``, ``inhibit_rule`` or ``global``.
     """
     if what == "rule":
-        want = normalize_rule(item)
-        if any(normalize_rule(r) == want for r in rules):
-            return True, ""
-        name = item.get("alert") or item.get("record")
-        same_name = [r for r in rules if (r.get("alert") or r.get("record")) == name]
-        if not same_name:
-            return False, f"expected rule {name} unchanged; got no rule with that name"
-        got = normalize_rule(same_name[0])
-        diffs = [field for field, x, y in zip(
-            ("alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations"), want, got)
-            if x != y]
-        return False, f"expected rule {name} unchanged; got a changed {', '.join(diffs)}"
+        return _rule_preserved(item, rules)
     if am is None:
         return False, "alertmanager.yml does not load, so nothing in it is preserved"
     if what == "receiver":
-        for receiver in am.get("receivers") or []:
-            if isinstance(receiver, dict) and receiver.get("name") == item.get("name"):
-                if same_am_item(receiver, item):
-                    return True, ""
-                return False, f"expected receiver {item.get('name')} unchanged; got a changed definition"
-        return False, f"expected receiver {item.get('name')}; got none with that name"
+        return _receiver_preserved(item, am)
     if what == "route":
         if any(same_am_item(route, item) for route in _all_routes(am.get("route") or {})):
             return True, ""
@@ -113,6 +97,33 @@ def preserved(what: str, item, rules: list[dict], am: dict | None) -> tuple[bool
             return True, ""
         return False, "expected the global block unchanged; got a changed one"
     raise ValueError(f"unknown preservation item kind {what!r}")
+
+
+def _rule_preserved(item: dict, rules: list[dict]) -> tuple[bool, str]:
+    """``(ok, detail)`` for a pristine alerting or recording rule: an equal rule is among
+    ``rules``, else which of its fields the same-named rule changed."""
+    want = normalize_rule(item)
+    if any(normalize_rule(r) == want for r in rules):
+        return True, ""
+    name = item.get("alert") or item.get("record")
+    same_name = [r for r in rules if (r.get("alert") or r.get("record")) == name]
+    if not same_name:
+        return False, f"expected rule {name} unchanged; got no rule with that name"
+    got = normalize_rule(same_name[0])
+    diffs = [field for field, x, y in zip(
+        ("alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations"), want, got)
+        if x != y]
+    return False, f"expected rule {name} unchanged; got a changed {', '.join(diffs)}"
+
+
+def _receiver_preserved(item: dict, am: dict) -> tuple[bool, str]:
+    """``(ok, detail)`` for a pristine receiver: the first receiver of its name is unchanged."""
+    for receiver in am.get("receivers") or []:
+        if isinstance(receiver, dict) and receiver.get("name") == item.get("name"):
+            if same_am_item(receiver, item):
+                return True, ""
+            return False, f"expected receiver {item.get('name')} unchanged; got a changed definition"
+    return False, f"expected receiver {item.get('name')}; got none with that name"
 
 
 _RESERVED_LABELS = re.compile(r'label_replace\s*\([^;]*?,\s*"(alertname|alertstate|__name__)"')
@@ -150,39 +161,62 @@ def tamper_findings(what: str, probe: dict, rule_entries: list[tuple[str, dict, 
     pristine group names to their group dicts; ``evaluation_interval`` is the task's (a group
     ``interval`` equal to it, where the pristine group set none, changes nothing).
     """
-    found = []
     if what == "reserved_records":
-        names = set(probe.get("names") or [])
-        for rel, group, rule in rule_entries:
-            if rule.get("record") in names:
-                found.append(f"{rel}: recording rule writes the reserved or input series "
-                             f"{rule['record']}")
-            if _RESERVED_LABELS.search(str(rule.get("expr") or "")):
-                found.append(f"{rel}: label_replace onto a reserved label in "
-                             f"{rule.get('alert') or rule.get('record')}")
-    elif what == "group_settings":
-        seen = set()
-        for rel, group, _ in rule_entries:
-            key = (rel, group.get("name"))
-            if key in seen:
-                continue
-            seen.add(key)
-            before = pristine_groups.get(group.get("name")) or {}
-            for setting in ("interval", "limit", "query_offset", "evaluation_interval"):
-                if setting in group and not _same_setting(setting, group.get(setting),
-                                                          before.get(setting), evaluation_interval):
-                    found.append(f"{rel}: group {group.get('name')} sets {setting}: {group.get(setting)}")
-    elif what == "time_intervals" and am:
-        for key in ("mute_time_intervals", "time_intervals"):
-            if am.get(key):
-                found.append(f"alertmanager.yml defines {key}")
-        stack = [am.get("route") or {}]
-        while stack:
-            route = stack.pop()
-            if not isinstance(route, dict):
-                continue
-            for key in ("mute_time_intervals", "active_time_intervals"):
-                if route.get(key):
-                    found.append(f"alertmanager.yml: a route sets {key}")
-            stack.extend(route.get("routes") or [])
+        return _reserved_series_findings(probe, rule_entries)
+    if what == "group_settings":
+        return _group_setting_findings(rule_entries, pristine_groups, evaluation_interval)
+    if what == "time_intervals" and am:
+        return _time_interval_findings(am)
+    return []
+
+
+def _reserved_series_findings(probe: dict, rule_entries: list[tuple[str, dict, dict]]) -> list[str]:
+    """Rules writing a reserved or input series (the probe's ``names``) or relabelling onto
+    ``alertname``, ``alertstate`` or ``__name__``."""
+    found = []
+    names = set(probe.get("names") or [])
+    for rel, group, rule in rule_entries:
+        if rule.get("record") in names:
+            found.append(f"{rel}: recording rule writes the reserved or input series "
+                         f"{rule['record']}")
+        if _RESERVED_LABELS.search(str(rule.get("expr") or "")):
+            found.append(f"{rel}: label_replace onto a reserved label in "
+                         f"{rule.get('alert') or rule.get('record')}")
+    return found
+
+
+def _group_setting_findings(rule_entries: list[tuple[str, dict, dict]], pristine_groups: dict[str, dict],
+                            evaluation_interval: str) -> list[str]:
+    """Each group (once per file) that sets ``interval``, ``limit``, ``query_offset`` or
+    ``evaluation_interval`` to something that evaluates differently from the pristine group."""
+    found = []
+    seen = set()
+    for rel, group, _ in rule_entries:
+        key = (rel, group.get("name"))
+        if key in seen:
+            continue
+        seen.add(key)
+        before = pristine_groups.get(group.get("name")) or {}
+        for setting in ("interval", "limit", "query_offset", "evaluation_interval"):
+            if setting in group and not _same_setting(setting, group.get(setting),
+                                                      before.get(setting), evaluation_interval):
+                found.append(f"{rel}: group {group.get('name')} sets {setting}: {group.get(setting)}")
+    return found
+
+
+def _time_interval_findings(am: dict) -> list[str]:
+    """Time intervals anywhere in alertmanager.yml: defined at the top, or set on any route."""
+    found = []
+    for key in ("mute_time_intervals", "time_intervals"):
+        if am.get(key):
+            found.append(f"alertmanager.yml defines {key}")
+    stack = [am.get("route") or {}]
+    while stack:
+        route = stack.pop()
+        if not isinstance(route, dict):
+            continue
+        for key in ("mute_time_intervals", "active_time_intervals"):
+            if route.get(key):
+                found.append(f"alertmanager.yml: a route sets {key}")
+        stack.extend(route.get("routes") or [])
     return found

@@ -273,6 +273,25 @@ def _prune(files: list[RuleFile], wanted: set[str]) -> list[RuleFile]:
     dropping the others changes no check's result; it only saves promtool's work. Kept rules
     stay in their groups, in their order.
     """
+    keep = _rules_to_keep(files, wanted)
+    pruned = []
+    for fi, rule_file in enumerate(files):
+        groups = []
+        for gi, group in enumerate(rule_file.groups):
+            if not isinstance(group, dict):
+                continue
+            kept = [r for ri, r in enumerate(group.get("rules") or []) if (fi, gi, ri) in keep]
+            if kept:
+                groups.append({**group, "rules": kept})
+        if groups:
+            pruned.append(RuleFile(rule_file.rel, groups=groups,
+                                   text=json.dumps({"groups": groups}, indent=1)))
+    return pruned
+
+
+def _rules_to_keep(files: list[RuleFile], wanted: set[str]) -> set[tuple[int, int, int]]:
+    """``(file, group, rule)`` indexes of the rules defining a wanted name and, to a fixed
+    point, of those recording what kept rules read (every alerting rule once ALERTS is read)."""
     rules = [(fi, gi, ri, r) for fi, f in enumerate(files) for gi, g in enumerate(f.groups)
              if isinstance(g, dict) for ri, r in enumerate(g.get("rules") or []) if isinstance(r, dict)]
     keep: set[tuple[int, int, int]] = set()
@@ -289,19 +308,7 @@ def _prune(files: list[RuleFile], wanted: set[str]) -> list[RuleFile]:
                 keep.add((fi, gi, ri))
                 wanted |= _names_read([str(rule.get("expr") or "")])
                 changed = True
-    pruned = []
-    for fi, rule_file in enumerate(files):
-        groups = []
-        for gi, group in enumerate(rule_file.groups):
-            if not isinstance(group, dict):
-                continue
-            kept = [r for ri, r in enumerate(group.get("rules") or []) if (fi, gi, ri) in keep]
-            if kept:
-                groups.append({**group, "rules": kept})
-        if groups:
-            pruned.append(RuleFile(rule_file.rel, groups=groups,
-                                   text=json.dumps({"groups": groups}, indent=1)))
-    return pruned
+    return keep
 
 
 def _strip_records(rule_file: RuleFile, names: set[str]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from grader.causes.constructs import rule_constructs
 from grader.causes.edits import edit_note
@@ -136,6 +137,19 @@ def _asked(facts: dict) -> str:
     return f" (the requirement asks {', '.join(parts)})" if parts else ""
 
 
+@dataclass(frozen=True)
+class _AlertState:
+    """What an alert check's summary reads: the alert's name, its state facts, the series
+    firing and pending, the condition in words and the rule's ``for`` in words."""
+
+    name: str
+    facts: dict
+    firing: list
+    pending: list
+    condition: str
+    shown_for: str
+
+
 def _alert_summary(family: str, name: str, facts: dict) -> tuple[str, str]:
     """(kind, summary) of an alert check from the alert's state facts."""
     at, rule_for = facts["at"], facts["rule_for"]
@@ -146,48 +160,73 @@ def _alert_summary(family: str, name: str, facts: dict) -> tuple[str, str]:
                  else f"the expression has no comparison, so every series it returns fires "
                       f"(value {_values_text(facts)})")
     shown_for = "no for:" if not duration_seconds(rule_for) else f"for: {rule_for}"
+    state = _AlertState(name, facts, firing, pending, condition, shown_for)
     if family in ("Silent", "Timing") and firing:
-        since = firing[0].get("active_since")
-        fired = ""
-        if since is not None and duration_seconds(rule_for) is not None:
-            start = float(since.rstrip("m")) + duration_seconds(rule_for) / 60
-            fired = f", firing since {start:g}m (active since {since}, the rule has {shown_for})"
-        asked_for = duration_seconds(facts["asks"]["for"]) if "for" in facts["asks"] else None
-        short = asked_for is not None and (duration_seconds(rule_for) or 0) < asked_for
-        kind = "alert-no-comparison" if not comparison else (
-            "alert-for-too-short" if family == "Timing" or short else "alert-firing")
-        lead = ""
-        if kind == "alert-for-too-short" and "for" in facts["asks"]:
-            lead = (f"the rule has no for: (the requirement asks {facts['asks']['for']}): "
-                    if not duration_seconds(rule_for) else
-                    f"the rule has for: {rule_for}, shorter than the {facts['asks']['for']} asked: ")
-        if lead:  # the lead already names the rule's for
-            fired = fired.replace(f", the rule has {shown_for})", ")")
-        return kind, (f"{lead}{name} fires at {at} ({len(firing)} series){fired}; {condition}"
-                      + _asked(facts))
+        return _firing_too_early(family, state)
     if family == "Dup" and firing:
-        varying = sorted(k for k in set().union(*(s["labels"] for s in firing))
-                         if len({s["labels"].get(k) for s in firing}) > 1) if firing else []
-        facts["distinct_by"] = varying
-        return "alert-duplicate-series", (
-            f"{len(firing)} firing series of {name} at {at}, one per {', '.join(varying) or 'series'} "
-            f"(the expression keeps {'that label' if varying else 'them apart'}; aggregate it away): "
-            + "; ".join(format_labels(s["labels"]) for s in firing[:4]))
+        return _duplicate_series(state)
     if family == "Label" and firing:
         return "alert-label-mismatch", (
             f"{name} fires at {at} with labels {format_labels(firing[0]['labels'])}")
     if pending:
-        since = pending[0].get("active_since")
-        fires = ""
-        if since is not None and duration_seconds(rule_for) is not None:
-            fires = f", so it fires at {float(since.rstrip('m')) + duration_seconds(rule_for) / 60:g}m"
-        return "alert-pending", (f"{name} is pending at {at}, active since {since or '?'}, and the "
-                                 f"rule's {shown_for} has not elapsed{fires}; {condition}" + _asked(facts))
+        return _still_pending(state)
     if firing:
         return "alert-firing-other-labels", (
             f"{name} fires at {at} only with labels "
             + "; ".join(format_labels(s["labels"]) for s in firing[:3]))
     return "alert-inactive", (f"{name} is inactive at {at}: {condition}" + _asked(facts))
+
+
+def _firing_too_early(family: str, state: _AlertState) -> tuple[str, str]:
+    """(kind, summary) of a Silent or Timing check whose alert fires: no comparison, a ``for``
+    shorter than asked (or any, for Timing), or firing when it should not."""
+    facts, firing = state.facts, state.firing
+    at, rule_for, comparison = facts["at"], facts["rule_for"], facts["comparison"]
+    since = firing[0].get("active_since")
+    fired = ""
+    if since is not None and duration_seconds(rule_for) is not None:
+        start = float(since.rstrip("m")) + duration_seconds(rule_for) / 60
+        fired = f", firing since {start:g}m (active since {since}, the rule has {state.shown_for})"
+    asked_for = duration_seconds(facts["asks"]["for"]) if "for" in facts["asks"] else None
+    short = asked_for is not None and (duration_seconds(rule_for) or 0) < asked_for
+    kind = "alert-no-comparison" if not comparison else (
+        "alert-for-too-short" if family == "Timing" or short else "alert-firing")
+    lead = ""
+    if kind == "alert-for-too-short" and "for" in facts["asks"]:
+        lead = (f"the rule has no for: (the requirement asks {facts['asks']['for']}): "
+                if not duration_seconds(rule_for) else
+                f"the rule has for: {rule_for}, shorter than the {facts['asks']['for']} asked: ")
+    if lead:  # the lead already names the rule's for
+        fired = fired.replace(f", the rule has {state.shown_for})", ")")
+    return kind, (f"{lead}{state.name} fires at {at} ({len(firing)} series){fired}; "
+                  f"{state.condition}" + _asked(facts))
+
+
+def _duplicate_series(state: _AlertState) -> tuple[str, str]:
+    """(kind, summary) of a Dup check with several firing series, and the labels they differ
+    by (also set as the facts' ``distinct_by``)."""
+    firing = state.firing
+    varying = sorted(k for k in set().union(*(s["labels"] for s in firing))
+                     if len({s["labels"].get(k) for s in firing}) > 1) if firing else []
+    state.facts["distinct_by"] = varying
+    return "alert-duplicate-series", (
+        f"{len(firing)} firing series of {state.name} at {state.facts['at']}, "
+        f"one per {', '.join(varying) or 'series'} "
+        f"(the expression keeps {'that label' if varying else 'them apart'}; aggregate it away): "
+        + "; ".join(format_labels(s["labels"]) for s in firing[:4]))
+
+
+def _still_pending(state: _AlertState) -> tuple[str, str]:
+    """(kind, summary) of an alert that is pending at the check time, and when it fires."""
+    facts = state.facts
+    rule_for = facts["rule_for"]
+    since = state.pending[0].get("active_since")
+    fires = ""
+    if since is not None and duration_seconds(rule_for) is not None:
+        fires = f", so it fires at {float(since.rstrip('m')) + duration_seconds(rule_for) / 60:g}m"
+    return "alert-pending", (f"{state.name} is pending at {facts['at']}, active since "
+                             f"{since or '?'}, and the rule's {state.shown_for} has not "
+                             f"elapsed{fires}; {state.condition}" + _asked(facts))
 
 
 def sample_cause(check: dict, witness_samples: list[tuple[dict, str]]) -> dict:

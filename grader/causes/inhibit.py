@@ -84,16 +84,7 @@ def _not_muted(rules: list[dict], target: dict[str, str]) -> tuple[str, str]:
     misspelt = [r for r in rules if r["target_matched"] and any(
         a["side"] == "source" for a in r["absent_labels"])]
     if not misspelt and not any(s["matched"] for r in rules for s in r["sources"]):
-        own = [r for r in rules if r["target_matched"] and r["source_matches_target"]]
-        if own:
-            return ("inhibit-self-excluded",
-                    (f"only {name} itself matches the source side of inhibit rule {own[0]['rule']} "
-                    f"({own[0]['describe']}), and an alert never mutes itself"))
-        others = ", ".join(f"{s['alertname']} {format_labels(s['labels'])}" for s in rules[0]["sources"])
-        whose = ("the only inhibit rule's source side matches" if len(rules) == 1 else
-                 f"none of the {len(rules)} inhibit rules' source sides matches")
-        return ("inhibit-no-matching-rule",
-                f"{whose} no other alert firing in the case ({others}), so nothing can mute {name}")
+        return _no_source_matches(rules, name)
     best = misspelt[0] if misspelt else max(rules, key=_stage)
     where = (f"inhibit rule {best['rule']} ({best['describe']})" if len(rules) == 1 else
              f"none of the {len(rules)} inhibit rules mutes {name}; the closest, rule "
@@ -112,12 +103,39 @@ def _not_muted(rules: list[dict], target: dict[str, str]) -> tuple[str, str]:
                 f"{format_labels(target)}"))
     matched = [s for s in best["sources"] if s["matched"]]
     if not matched:
-        near = max(best["sources"], key=lambda s: sum(m["matched"] for m in s["matchers"]),
-                   default=None)
-        failing = [m["matcher"] for m in (near or {}).get("matchers", []) if not m["matched"]]
-        return ("inhibit-source-unmatched",
-                f"{where}: no alert in the case matches its source side"
-                + (f" ({near['alertname']} fails {', '.join(failing)})" if near and failing else ""))
+        return _source_unmatched(best, where)
+    return _matched_source_does_not_mute(matched, where, name)
+
+
+def _no_source_matches(rules: list[dict], name: str) -> tuple[str, str]:
+    """(kind, summary) when no other alert of the case matches any rule's source side (only
+    the target itself may)."""
+    own = [r for r in rules if r["target_matched"] and r["source_matches_target"]]
+    if own:
+        return ("inhibit-self-excluded",
+                (f"only {name} itself matches the source side of inhibit rule {own[0]['rule']} "
+                f"({own[0]['describe']}), and an alert never mutes itself"))
+    others = ", ".join(f"{s['alertname']} {format_labels(s['labels'])}" for s in rules[0]["sources"])
+    whose = ("the only inhibit rule's source side matches" if len(rules) == 1 else
+             f"none of the {len(rules)} inhibit rules' source sides matches")
+    return ("inhibit-no-matching-rule",
+            f"{whose} no other alert firing in the case ({others}), so nothing can mute {name}")
+
+
+def _source_unmatched(best: dict, where: str) -> tuple[str, str]:
+    """(kind, summary) when no alert matches the closest rule's source side, naming the
+    matchers the nearest alert fails."""
+    near = max(best["sources"], key=lambda s: sum(m["matched"] for m in s["matchers"]),
+               default=None)
+    failing = [m["matcher"] for m in (near or {}).get("matchers", []) if not m["matched"]]
+    return ("inhibit-source-unmatched",
+            f"{where}: no alert in the case matches its source side"
+            + (f" ({near['alertname']} fails {', '.join(failing)})" if near and failing else ""))
+
+
+def _matched_source_does_not_mute(matched: list[dict], where: str, name: str) -> tuple[str, str]:
+    """(kind, summary) when sources match the closest rule but none mutes: the qualifying ones
+    match both sides, or an ``equal`` label differs."""
     if all(s["self_excluded"] for s in matched if all(e["same"] for e in s["equal"])) and any(
             all(e["same"] for e in s["equal"]) for s in matched):
         return ("inhibit-self-excluded",

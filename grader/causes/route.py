@@ -123,18 +123,8 @@ def route_cause(labels: dict[str, str], expected: set[str], got: set[str], forbi
     labels_text = "{" + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}"
     delivering = _delivering(tree, labels)
     caught = {node.where for node in delivering}
-    missing = []
-    for receiver in sorted(expected - got):
-        branches = _branches(tree, receiver)
-        if not branches:
-            missing.append({"receiver": receiver, "kind": "route-receiver-unrouted"})
-            continue
-        stops = [_stopper(b, labels) for b in branches]
-        # several routes name the receiver: explain the one a route that did catch the
-        # alert stopped, not the first in tree order (which may never have been meant)
-        best = next((s for s in stops if s["kind"] == "route-continue-missing"
-                     and s["route"] in caught), stops[0])
-        missing.append({"receiver": receiver, **best})
+    missing = [_missing_receiver(tree, receiver, labels, caught)
+               for receiver in sorted(expected - got)]
     extra = []
     for node in delivering:
         if node.receiver in (got - expected) | (got & forbidden):
@@ -145,22 +135,40 @@ def route_cause(labels: dict[str, str], expected: set[str], got: set[str], forbi
              "missing": missing, "extra": extra,
              "caught_by": [{"route": n.where, "describe": n.describe()} for n in delivering]}
     path = " > ".join(line.strip(" ├└─│") for line in tree_lines) or "(none)"
-    if missing and missing[0]["kind"] != "route-receiver-unrouted":
-        kind = missing[0]["kind"]
-        summary = _summary(missing[0], missing[0]["receiver"], labels_text)
-    elif missing:
-        kind = "route-receiver-unrouted"
-        summary = f"no route in the tree delivers to {missing[0]['receiver']}"
-    elif extra and extra[0]["matched_on_absent"]:
-        kind = "route-matches-missing-label"
-        summary = (f"{extra[0]['route']} {extra[0]['describe']} matched because "
-                   f"{', '.join(extra[0]['matched_on_absent'])} also matches alerts without "
-                   f"that label ({labels_text} has none)")
-    elif extra:
-        kind = "route-overmatched"
-        summary = (f"{extra[0]['route']} {extra[0]['describe']} matched {labels_text}, "
-                   f"adding receiver {extra[0]['receiver']}")
-    else:
-        kind = "route-overmatched"
-        summary = f"amtool resolved {sorted(got)}"
+    kind, summary = _route_summary(missing, extra, labels_text, got)
     return {"kind": kind, "summary": f"{summary}; amtool path: {path}", "facts": facts}
+
+
+def _missing_receiver(tree: RouteNode, receiver: str, labels: dict[str, str], caught: set[str]) -> dict:
+    """``{receiver, kind, route, ...}``: why the walk for ``labels`` did not reach
+    ``receiver`` (``route-receiver-unrouted`` when no route names it)."""
+    branches = _branches(tree, receiver)
+    if not branches:
+        return {"receiver": receiver, "kind": "route-receiver-unrouted"}
+    stops = [_stopper(b, labels) for b in branches]
+    # several routes name the receiver: explain the one a route that did catch the
+    # alert stopped, not the first in tree order (which may never have been meant)
+    best = next((s for s in stops if s["kind"] == "route-continue-missing"
+                 and s["route"] in caught), stops[0])
+    return {"receiver": receiver, **best}
+
+
+def _route_summary(missing: list[dict], extra: list[dict], labels_text: str,
+                   got: set[str]) -> tuple[str, str]:
+    """(kind, summary) of a failing route check from its first missing receiver, else its
+    first extra one."""
+    if missing and missing[0]["kind"] != "route-receiver-unrouted":
+        return missing[0]["kind"], _summary(missing[0], missing[0]["receiver"], labels_text)
+    if missing:
+        return ("route-receiver-unrouted",
+                f"no route in the tree delivers to {missing[0]['receiver']}")
+    if extra and extra[0]["matched_on_absent"]:
+        return ("route-matches-missing-label",
+                (f"{extra[0]['route']} {extra[0]['describe']} matched because "
+                 f"{', '.join(extra[0]['matched_on_absent'])} also matches alerts without "
+                 f"that label ({labels_text} has none)"))
+    if extra:
+        return ("route-overmatched",
+                (f"{extra[0]['route']} {extra[0]['describe']} matched {labels_text}, "
+                 f"adding receiver {extra[0]['receiver']}"))
+    return "route-overmatched", f"amtool resolved {sorted(got)}"

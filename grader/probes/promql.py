@@ -8,6 +8,7 @@ family (Fire, Silent, Dup, Label, Value, ...) and its witness's samples.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from grader import promtool
 from grader.probes.evidence import Evidence, Outcome
@@ -37,6 +38,20 @@ def promql(check: dict, evidence: Evidence) -> Outcome:
                    variant_pass=variant_pass)
 
 
+@dataclass(frozen=True)
+class _Failing:
+    """A failing promql check as its detail reads it: the probe, promtool's entry, the time in
+    words, the alert's name and the witness's samples (all, firing, pending)."""
+
+    probe: dict
+    entry: dict
+    at: str
+    name: str
+    witness: list
+    firing: list
+    pending: list
+
+
 def _promql_detail(check: dict, entry: dict) -> str:
     """Expected vs got, in words, from a failing check and its witness."""
     probe = check["probe"]
@@ -47,53 +62,91 @@ def _promql_detail(check: dict, entry: dict) -> str:
     family = check["family"]
     alert = re.search(r'alertname="([^"]+)"', probe["expr"])
     name = alert.group(1) if alert else ""
+    failing = _Failing(probe, entry, at, name, witness, firing, pending)
     if family in ("Silent",) or (family == "Timing" and not probe["exp_samples"]):
-        got = promtool.parse_samples(entry["check"].got)
-        return (f"expected no firing {name} {at}; got {len(got)} firing: "
-                + ", ".join(format_labels(lb) for lb, _ in got[:5]))
+        return _silent_detail(failing)
     if family in ("Fire", "Timing"):
-        if firing:
-            return (f"expected {name} firing for {_service(probe)} {at}; got it firing only with "
-                    + ", ".join(format_labels(lb) for lb in firing[:3]))
-        if pending:
-            return f"expected {name} firing {at}; got it pending (its for has not elapsed)"
-        return f"expected {name} firing for {_service(probe)} {at}; got no firing alert"
+        return _fire_detail(failing)
     if family == "Dup":
-        if not firing:
-            return f"expected exactly 1 firing {name} for {_service(probe)} {at}; got none"
-        varying = sorted(k for k in set().union(*firing)
-                         if len({lb.get(k) for lb in firing}) > 1)
-        return (f"expected exactly 1 firing {name} for {_service(probe)} {at}; got {len(firing)}, "
-                f"distinct by {', '.join(varying) or 'nothing visible'} "
-                f"({'; '.join(format_labels(lb) for lb in firing[:4])})")
+        return _dup_detail(failing)
     if family == "Label":
-        want = dict(re.findall(r'(\w+)="([^"]*)"', probe["expr"]))
-        for key in ("alertname", "alertstate", "service"):
-            want.pop(key, None)
-        if not firing:
-            return f"expected {name} firing {at} to read its labels; got no firing alert"
-        (key, value), = want.items()
-        got = sorted({lb.get(key, "") for lb in firing})
-        shown = ", ".join(f"{key}={g}" if g else f"no {key} label" for g in got)
-        return f"expected label {key}={value} on the firing {name}; got {shown}"
+        return _label_detail(failing)
     if family in ("Value", "Cardinality"):
-        values = [f"{format_labels(lb)} = {v}" for lb, v in witness]
-        expected = probe.get("expected_value")
-        if family == "Cardinality":
-            want = "exactly one series"
-        elif isinstance(expected, list):
-            want = f"a value in [{expected[0]:.6g}, {expected[1]:.6g}]"
-        elif isinstance(expected, (int, float)):
-            want = f"{expected:.6g}"
-        elif expected == "NaN":
-            want = "NaN (0/0)"
-        else:  # a check without a stated value: show promtool's own exp/got
-            return (f"expected {probe['expr']} {at} to give {entry['check'].exp}; "
-                    f"got {entry['check'].got}")
-        record = witness_expr(probe)
-        return (f"expected {record} for {_service(probe)} {at} to be {want}; got "
-                + ("; ".join(values[:5]) if values else "no series"))
+        return _value_detail(failing, family)
     return f"expected {entry['check'].exp} {at}; got {entry['check'].got}"
+
+
+def _silent_detail(failing: _Failing) -> str:
+    """A Silent check (or a Timing check expecting nothing) that found firing alerts."""
+    got = promtool.parse_samples(failing.entry["check"].got)
+    return (f"expected no firing {failing.name} {failing.at}; got {len(got)} firing: "
+            + ", ".join(format_labels(lb) for lb, _ in got[:5]))
+
+
+def _fire_detail(failing: _Failing) -> str:
+    """A Fire or Timing check whose alert was not firing for the service (elsewhere, pending,
+    or not at all)."""
+    name, at, probe = failing.name, failing.at, failing.probe
+    if failing.firing:
+        return (f"expected {name} firing for {_service(probe)} {at}; got it firing only with "
+                + ", ".join(format_labels(lb) for lb in failing.firing[:3]))
+    if failing.pending:
+        return f"expected {name} firing {at}; got it pending (its for has not elapsed)"
+    return f"expected {name} firing for {_service(probe)} {at}; got no firing alert"
+
+
+def _dup_detail(failing: _Failing) -> str:
+    """A Dup check: none or several firing alerts, with the labels the several differ by."""
+    name, at, firing = failing.name, failing.at, failing.firing
+    if not firing:
+        return f"expected exactly 1 firing {name} for {_service(failing.probe)} {at}; got none"
+    varying = sorted(k for k in set().union(*firing)
+                     if len({lb.get(k) for lb in firing}) > 1)
+    return (f"expected exactly 1 firing {name} for {_service(failing.probe)} {at}; "
+            f"got {len(firing)}, "
+            f"distinct by {', '.join(varying) or 'nothing visible'} "
+            f"({'; '.join(format_labels(lb) for lb in firing[:4])})")
+
+
+def _label_detail(failing: _Failing) -> str:
+    """A Label check: the value the firing alerts carry for the one label the check wants."""
+    want = dict(re.findall(r'(\w+)="([^"]*)"', failing.probe["expr"]))
+    for key in ("alertname", "alertstate", "service"):
+        want.pop(key, None)
+    if not failing.firing:
+        return f"expected {failing.name} firing {failing.at} to read its labels; got no firing alert"
+    (key, value), = want.items()
+    got = sorted({lb.get(key, "") for lb in failing.firing})
+    shown = ", ".join(f"{key}={g}" if g else f"no {key} label" for g in got)
+    return f"expected label {key}={value} on the firing {failing.name}; got {shown}"
+
+
+def _value_detail(failing: _Failing, family: str) -> str:
+    """A Value or Cardinality check: the wanted value (or one series) against the witness's
+    series and values; promtool's own exp/got for a check without a stated value."""
+    probe, at = failing.probe, failing.at
+    values = [f"{format_labels(lb)} = {v}" for lb, v in failing.witness]
+    want = _wanted_value(family, probe.get("expected_value"))
+    if want is None:
+        return (f"expected {probe['expr']} {at} to give {failing.entry['check'].exp}; "
+                f"got {failing.entry['check'].got}")
+    record = witness_expr(probe)
+    return (f"expected {record} for {_service(probe)} {at} to be {want}; got "
+            + ("; ".join(values[:5]) if values else "no series"))
+
+
+def _wanted_value(family: str, expected: object) -> str | None:
+    """What a Value or Cardinality check wants, in words; None for a check without a stated
+    value."""
+    if family == "Cardinality":
+        return "exactly one series"
+    if isinstance(expected, list):
+        return f"a value in [{expected[0]:.6g}, {expected[1]:.6g}]"
+    if isinstance(expected, (int, float)):
+        return f"{expected:.6g}"
+    if expected == "NaN":
+        return "NaN (0/0)"
+    return None
 
 
 def _service(probe: dict) -> str:
