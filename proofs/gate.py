@@ -176,7 +176,6 @@ def _continue_scores(task_dir: Path, result: dict, rid: str) -> list[float]:
 def _case(job: tuple[str, str]) -> list[GateRow]:
     task_path, case = job
     task_dir = Path(task_path)
-    name, label = task_dir.name, _label(case)
     ctx = context_for_task(task_dir)
     with tempfile.TemporaryDirectory(prefix="alertforge-gate-") as tmp:
         if case == "determinism":
@@ -184,9 +183,29 @@ def _case(job: tuple[str, str]) -> list[GateRow]:
         if case == "delivery":
             return _delivery(task_dir, Path(tmp))
         result = graded_case(task_dir, case, ctx, Path(tmp))
+    rid = target_id(case, ctx) if case not in ("oracle", "nop", "partial") else None
+    graded = _GradedCase(task_dir, case, result, rid)
+    if case in ("oracle", "nop", "partial") or case.startswith("mutant:"):
+        return _reference_rows(graded)
+    return _adversary_rows(graded)
+
+
+@dataclass(frozen=True)
+class _GradedCase:
+    """One graded gate case: its task folder, case name, GradeResult and target requirement
+    id (None for oracle, nop and partial)."""
+
+    task_dir: Path
+    case: str
+    result: dict
+    rid: str | None
+
+
+def _reference_rows(graded: _GradedCase) -> list[GateRow]:
+    """The row of a reference policy's case (oracle, nop, partial) or an oracle mutant's."""
+    name, case, result, rid = graded.task_dir.name, graded.case, graded.result, graded.rid
     keys = result["keys"]
     reward = keys["reward"]
-    rid = target_id(case, ctx) if case not in ("oracle", "nop", "partial") else None
     rows = []
     if case == "oracle":
         rows.append(GateRow(name, case, f"reward {reward:.4f}", BOUNDS[case], reward == 1.0))
@@ -200,12 +219,23 @@ def _case(job: tuple[str, str]) -> list[GateRow]:
         failed = _failed_families(result, rid)
         rows.append(GateRow(name, case, f"{rid} fails {failed}", BOUNDS[case], "Timing" in failed))
     elif case == "mutant:missing-continue":
-        scores = _continue_scores(task_dir, result, rid)
+        scores = _continue_scores(graded.task_dir, result, rid)
         if not scores:
             return [GateRow(name, case, f"n/a: {rid} has no positive check expecting two receivers",
                             BOUNDS[case], None)]
         rows.append(GateRow(name, case, f"{rid} positive Jaccard {scores}", BOUNDS[case],
                             all(s == 0.5 for s in scores)))
+    return rows
+
+
+def _adversary_rows(graded: _GradedCase) -> list[GateRow]:
+    """The rows of an adversary's case: its target requirement, tamper, outcome, delivery and
+    (per-pod) Dup bounds, each where the adversary is in that family."""
+    name, case, result, rid = graded.task_dir.name, graded.case, graded.result, graded.rid
+    label = _label(case)
+    keys = result["keys"]
+    reward = keys["reward"]
+    rows = []
     if case in TARGETED:
         s = _req(result, rid)["s"]
         rows.append(GateRow(name, label, f"{rid} s {s:.4f}", f"{rid} s <= 0.05", s <= 0.05))
@@ -216,15 +246,22 @@ def _case(job: tuple[str, str]) -> list[GateRow]:
         rows.append(GateRow(name, label, f"outcome {keys['outcome']}, reward {reward:.4f}",
                             "outcome 0, reward <= 0.4", keys["outcome"] == 0 and reward <= 0.4))
     if case in DELIVERY:
-        s = _req(result, rid)["s"]
-        failed = sorted(c["id"].split(".route.", 1)[1] for c in result["checks"] if c["req"] == rid
-                        and c["passed"] is False and re.search(r"\.route\.(receiver|timing)", c["id"]))
-        rows.append(GateRow(name, label, f"{rid} s {s:.4f}, fails {failed}", BOUNDS[case],
-                            s < 1 and bool(failed)))
+        rows.append(_delivery_attack_row(graded))
     if case == "per-pod":
         failed = _failed_families(result, rid)
         rows.append(GateRow(name, label, f"{rid} fails {failed}", "fails Dup", "Dup" in failed))
     return rows
+
+
+def _delivery_attack_row(graded: _GradedCase) -> GateRow:
+    """The row of a delivery adversary: its target requirement below 1 with a destination or
+    timing route check failing."""
+    result, rid = graded.result, graded.rid
+    s = _req(result, rid)["s"]
+    failed = sorted(c["id"].split(".route.", 1)[1] for c in result["checks"] if c["req"] == rid
+                    and c["passed"] is False and re.search(r"\.route\.(receiver|timing)", c["id"]))
+    return GateRow(graded.task_dir.name, _label(graded.case), f"{rid} s {s:.4f}, fails {failed}",
+                   BOUNDS[graded.case], s < 1 and bool(failed))
 
 
 def select_cases(patterns: list[str] | None) -> tuple[str, ...]:

@@ -34,6 +34,14 @@ def preservation_checks(catalog: Catalog, world: World, pristine: Path, touched:
     for req in world.requirements:
         for key, items in (req.get("replaces") or {}).items():
             replaced[key].update(items)
+    _rule_checks(catalog, pristine, touched)
+    am = load_yaml(pristine / "alertmanager" / "alertmanager.yml")
+    _alertmanager_checks(catalog, am, replaced)
+
+
+def _rule_checks(catalog: Catalog, pristine: Path, touched: set[str]) -> None:
+    """One check per pristine alerting or recording rule not in ``touched`` (a second rule of
+    the same name gets ``#2``, and so on)."""
     for path in sorted((pristine / "rules").rglob("*.y*ml")):
         rel = path.relative_to(pristine).as_posix()
         for group in _rule_groups(load_yaml(path)):
@@ -48,7 +56,11 @@ def preservation_checks(catalog: Catalog, world: World, pristine: Path, touched:
                             f"Untouched {kind} {name} is unchanged",
                             f"From {rel}, group {group.get('name')}",
                             {"type": "preserve", "what": "rule", "file": rel, "item": rule})
-    am = load_yaml(pristine / "alertmanager" / "alertmanager.yml")
+
+
+def _alertmanager_checks(catalog: Catalog, am: dict, replaced: dict[str, set]) -> None:
+    """One check per pristine receiver, top-level route and inhibit rule no requirement
+    replaces, and one for the global block when there is one."""
     for receiver in am.get("receivers") or []:
         if receiver["name"] in replaced["receivers"]:
             continue
