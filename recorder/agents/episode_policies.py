@@ -11,6 +11,7 @@ resumed recording asks them again from where it was.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -179,45 +180,70 @@ class RandomPolicy(EpisodePolicy):
         service = rng.choice(services)
         action_type = rng.choice(ACTION_TYPES)
         action: dict[str, Any] = {"action_type": action_type}
-        if action_type in (
-            "read_logs",
-            "read_metrics",
-            "restart_service",
-            "rollback",
-            "scale_up",
-            "failover",
-            "search_logs",
-        ):
+        if action_type in _SERVICE_ACTIONS:
             action["service"] = service
-        if action_type == "diagnose":
-            action["root_cause"] = (
-                f"{rng.choice(['memory leak', 'bad deployment', 'overload'])} in {service}"
-            )
-        elif action_type == "read_runbook":
-            runbooks = [
-                r for r in observation.get("available_runbooks") or [] if isinstance(r, str)
-            ]
-            action["runbook"] = rng.choice(runbooks) if runbooks else "high_cpu.md"
-        elif action_type == "alert_oncall":
-            action["reason"] = f"{service} needs attention"
-        elif action_type == "acknowledge":
-            alerts = [
-                a.get("id")
-                for a in observation.get("active_alerts") or []
-                if isinstance(a, dict) and isinstance(a.get("id"), str)
-            ]
-            action["service"] = rng.choice(alerts) if alerts else service
-        elif action_type == "search_logs":
-            action["query"] = rng.choice(["error", "timeout", "OOM", "5xx"])
-        elif action_type == "block_ip_range":
-            action["ip_range"] = f"{rng.randrange(1, 224)}.{rng.randrange(256)}.0.0/16"
-        elif action_type == "create_index":
-            action["table"], action["column"] = rng.choice(
-                [("orders", "user_segment"), ("users", "email")]
-            )
-        elif action_type == "failover":
-            action["target_region"] = "us-west-2"
+        fields = _RANDOM_FIELDS.get(action_type)
+        if fields is not None:
+            action.update(fields(rng, service, observation))
         return action_decision(action)
+
+
+_SERVICE_ACTIONS = ("read_logs", "read_metrics", "restart_service", "rollback", "scale_up",
+                    "failover", "search_logs")
+"""The action types :class:`RandomPolicy` gives the drawn service as their ``service``."""
+
+
+def _random_root_cause(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    return {"root_cause": f"{rng.choice(['memory leak', 'bad deployment', 'overload'])} in {service}"}
+
+
+def _random_runbook(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    runbooks = [r for r in observation.get("available_runbooks") or [] if isinstance(r, str)]
+    return {"runbook": rng.choice(runbooks) if runbooks else "high_cpu.md"}
+
+
+def _oncall_reason(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    return {"reason": f"{service} needs attention"}
+
+
+def _random_alert(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    alerts = [
+        a.get("id")
+        for a in observation.get("active_alerts") or []
+        if isinstance(a, dict) and isinstance(a.get("id"), str)
+    ]
+    return {"service": rng.choice(alerts) if alerts else service}
+
+
+def _random_query(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    return {"query": rng.choice(["error", "timeout", "OOM", "5xx"])}
+
+
+def _random_ip_range(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    return {"ip_range": f"{rng.randrange(1, 224)}.{rng.randrange(256)}.0.0/16"}
+
+
+def _random_index(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    table, column = rng.choice([("orders", "user_segment"), ("users", "email")])
+    return {"table": table, "column": column}
+
+
+def _failover_region(rng: random.Random, service: str, observation: dict[str, Any]) -> dict:
+    return {"target_region": "us-west-2"}
+
+
+_RANDOM_FIELDS: dict[str, Callable[[random.Random, str, dict[str, Any]], dict]] = {
+    "diagnose": _random_root_cause,
+    "read_runbook": _random_runbook,
+    "alert_oncall": _oncall_reason,
+    "acknowledge": _random_alert,
+    "search_logs": _random_query,
+    "block_ip_range": _random_ip_range,
+    "create_index": _random_index,
+    "failover": _failover_region,
+}
+"""Per action type, the fields :class:`RandomPolicy` fills beyond ``action_type`` and
+``service``: ``(rng, drawn service, observation) -> fields``, drawing from ``rng`` in order."""
 
 
 FINDING_TOOL = "report_finding"

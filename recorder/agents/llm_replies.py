@@ -70,6 +70,24 @@ def read_reply(message: dict[str, Any], finish_reason: str | None, usage_reporte
     """
     text = message.get("content") if isinstance(message.get("content"), str) else ""
     quirks: list[str] = []
+    calls = _reply_calls(message, text, tool_names, turn, quirks)
+    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
+    if finish_reason == "content_filter" and not refusal:
+        refusal = text or "finish_reason content_filter"
+    quirks += _ending_quirks(finish_reason, refusal, bool(calls or text.strip()), usage_reported)
+    reasoning = message.get("reasoning_content") or message.get("reasoning") or None
+    raw = None
+    if quirks:
+        raw = {k: v for k, v in message.items() if not k.startswith("_") and v is not None}
+        raw["finish_reason"] = finish_reason
+    return Reply(calls, text, reasoning if isinstance(reasoning, str) else None, refusal,
+                 finish_reason, quirks, raw)
+
+
+def _reply_calls(message: dict[str, Any], text: str, tool_names: set[str], turn: int,
+                 quirks: list[str]) -> list[dict[str, Any]]:
+    """The reply's tool calls, native or (when it has none) written in its text, each with an
+    id; appends the quirks met to ``quirks``."""
     calls = _native_calls(message.get("tool_calls"), quirks)
     if not calls and text:
         calls = calls_in_text(text, tool_names)
@@ -79,24 +97,23 @@ def read_reply(message: dict[str, Any], finish_reason: str | None, usage_reporte
         call["id"] = call.get("id") or f"turn{turn}_call{index + 1}"
         if not _is_json_object(call["arguments"]) and "invalid_arguments" not in quirks:
             quirks.append("invalid_arguments")
-    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
-    if finish_reason == "content_filter" and not refusal:
-        refusal = text or "finish_reason content_filter"
+    return calls
+
+
+def _ending_quirks(finish_reason: str | None, refusal: str | None, said_something: bool,
+                   usage_reported: bool) -> list[str]:
+    """The quirks of how a reply ended: truncated, a refusal, nothing said (no call, no text,
+    no refusal), no usage reported; in that order."""
+    quirks = []
     if finish_reason == "length":
         quirks.append("truncated")
     if refusal:
         quirks.append("refusal")
-    if not calls and not text.strip() and not refusal:
+    if not said_something and not refusal:
         quirks.append("empty_reply")
     if not usage_reported:
         quirks.append("usage_missing")
-    reasoning = message.get("reasoning_content") or message.get("reasoning") or None
-    raw = None
-    if quirks:
-        raw = {k: v for k, v in message.items() if not k.startswith("_") and v is not None}
-        raw["finish_reason"] = finish_reason
-    return Reply(calls, text, reasoning if isinstance(reasoning, str) else None, refusal,
-                 finish_reason, quirks, raw)
+    return quirks
 
 
 def _native_calls(tool_calls: Any, quirks: list[str]) -> list[dict[str, Any]]:

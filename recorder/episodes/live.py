@@ -240,52 +240,81 @@ def _record(
         env={"transport": env.kind, "url": url, "source": None}))
     run.summary.model = getattr(policy, "model", None)
     try:
-        observation, transport = env.reset(task_id, seed)
-        started_id = episode_id(env, url)
-        if journal:
-            _replay(env, journal[1:], url)
-            store.start(journal)  # replayed: the journal without a torn tail
-            run.resume(journal)
-        else:
-            store.start([])
-            run.start(observation, transport)
+        started_id = _start(env, url, run, store, journal, task_id, seed)
         policy.resume(run.steps)
         run.summary.endpoint = getattr(policy, "endpoint", None)  # policy llm: the server
         max_steps = (run.observation or {}).get("max_steps")
         limit = action_limit or (
             2 * max_steps if isinstance(max_steps, int) else DEFAULT_ACTION_LIMIT
         )
-        index = len(run.steps) - 1
-        while not run.done and index < limit:
-            decision = policy.decide(run.observation or {}, index)
-            if decision is None:
-                break
-            action = action_of(decision)
-            outcome = _step(env, action, run, url)
-            _check_continues(run, outcome, url)
-            policy.observe(run.add(action, outcome, decision))
-            index += 1
-            if index == 1 and not journal:
-                _check_first_step(store, started_id, episode_id(env, url), url)
-            elif index == 1 or index % ID_CHECK_EVERY == 0:
-                check_episode_id(started_id, episode_id(env, url), url, f"after step {index}")
+        _act(env, url, policy, run, store, journal, started_id, limit)
         if getattr(policy, "end_note", None):  # policy llm: why the model stopped
             run.summary.notes = [*(run.summary.notes or []), policy.end_note]
-        state = env.state()
-        if env.kind == "http":
-            check_episode_id(started_id, state.get("episode_id"), url, "at the end")
-        if state.get("task_id", task_id) != task_id:
-            raise EnvironmentFailure(
-                url,
-                f"/state is task {state.get('task_id')!r}, not "
-                f"{task_id!r}: another client reset the shared environment",
-            )
+        state = _final_state(env, url, started_id, task_id)
     except EnvironmentFailure as err:
-        if isinstance(err, ForeignFirstStep) or (not run.steps and not journal):
-            raise  # no step of its own: no folder is left
-        if journal and len(run.steps) < len(journal):  # the replay stopped: keep every step
-            store.fail(str(err), run.summary)
-        else:
-            run.finish(None, status="failed", error=str(err))
+        _keep_failed(err, run, store, journal)
         raise
     return run.finish(state)
+
+
+def _start(env, url: str, run: EpisodeRun, store: RunStore, journal: list[dict[str, Any]],
+           task_id: str, seed: int | None) -> Any:
+    """Reset the environment and start the run, or replay ``journal`` into it to resume;
+    returns the server's episode id at the start."""
+    observation, transport = env.reset(task_id, seed)
+    started_id = episode_id(env, url)
+    if journal:
+        _replay(env, journal[1:], url)
+        store.start(journal)  # replayed: the journal without a torn tail
+        run.resume(journal)
+    else:
+        store.start([])
+        run.start(observation, transport)
+    return started_id
+
+
+def _act(env, url: str, policy: EpisodePolicy, run: EpisodeRun, store: RunStore,
+         journal: list[dict[str, Any]], started_id: Any, limit: int) -> None:
+    """Send the policy's actions until the episode is done, the policy stops or ``limit``
+    actions are taken, checking now and then that the episode is still this run's."""
+    index = len(run.steps) - 1
+    while not run.done and index < limit:
+        decision = policy.decide(run.observation or {}, index)
+        if decision is None:
+            break
+        action = action_of(decision)
+        outcome = _step(env, action, run, url)
+        _check_continues(run, outcome, url)
+        policy.observe(run.add(action, outcome, decision))
+        index += 1
+        if index == 1 and not journal:
+            _check_first_step(store, started_id, episode_id(env, url), url)
+        elif index == 1 or index % ID_CHECK_EVERY == 0:
+            check_episode_id(started_id, episode_id(env, url), url, f"after step {index}")
+
+
+def _final_state(env, url: str, started_id: Any, task_id: str) -> dict[str, Any]:
+    """The environment's final ``/state``. EnvironmentFailure when another client's episode
+    or task replaced this one."""
+    state = env.state()
+    if env.kind == "http":
+        check_episode_id(started_id, state.get("episode_id"), url, "at the end")
+    if state.get("task_id", task_id) != task_id:
+        raise EnvironmentFailure(
+            url,
+            f"/state is task {state.get('task_id')!r}, not "
+            f"{task_id!r}: another client reset the shared environment",
+        )
+    return state
+
+
+def _keep_failed(err: EnvironmentFailure, run: EpisodeRun, store: RunStore,
+                 journal: list[dict[str, Any]]) -> None:
+    """Leave the run folder failed with ``err`` (every step kept when a resume's replay
+    stopped); nothing when the run has no step of its own (no folder is left)."""
+    if isinstance(err, ForeignFirstStep) or (not run.steps and not journal):
+        return  # no step of its own: no folder is left
+    if journal and len(run.steps) < len(journal):  # the replay stopped: keep every step
+        store.fail(str(err), run.summary)
+    else:
+        run.finish(None, status="failed", error=str(err))

@@ -93,39 +93,12 @@ def record_dual(env_url: str, task_id: str, seed: int | None, observer: EpisodeP
 def _session(env, run: EpisodeRun, store: RunStore, journal: list[dict[str, Any]],
              observer: EpisodePolicy, responder: EpisodePolicy, action_limit: int | None) -> Path:
     try:
-        responder_view, observer_view, transport = env.reset(run.task_id, run.seed)
-        if journal:
-            _replay(env, journal[1:])
-            store.start(journal)
-            run.resume(journal)
-        else:
-            store.start([])
-            run.start(responder_view, transport, observer_view)
+        _start_session(env, run, store, journal)
         observer.resume(run.steps)
         responder.resume(run.steps)
         max_steps = (run.observation or {}).get("max_steps")
         limit = action_limit or (2 * max_steps if isinstance(max_steps, int) else DEFAULT_ACTION_LIMIT)
-        findings = sum(1 for s in run.steps if _agent(s) == dual.OBSERVER)
-        actions = sum(1 for s in run.steps if _agent(s) == dual.RESPONDER)
-        observing = True
-        while not run.done and actions < limit:
-            decision = observer.decide(run.observer_view or {}, findings) if observing else None
-            if decision is None:
-                observing = False
-            else:
-                text = str(decision.arguments.get("finding") or "")
-                answer, hop = env.finding(text)
-                step = run.add_finding(text, answer, hop, decision)
-                observer.observe(step)
-                responder.observe(step)
-                findings += 1
-            decision = responder.decide(run.observation or {}, actions)
-            if decision is None:
-                break
-            step = run.add(action_of(decision), env.step(action_of(decision)), decision)
-            responder.observe(step)
-            observer.observe(step)
-            actions += 1
+        _take_turns(env, run, observer, responder, limit)
         state = env.state()
         _check_findings(run, state, env.url)
     except EnvironmentFailure as err:
@@ -137,6 +110,54 @@ def _session(env, run: EpisodeRun, store: RunStore, journal: list[dict[str, Any]
             run.finish(None, status="failed", error=str(err))
         raise
     return run.finish(None)
+
+
+def _start_session(env, run: EpisodeRun, store: RunStore, journal: list[dict[str, Any]]) -> None:
+    """Reset the session and start the run, or replay ``journal`` into it to resume."""
+    responder_view, observer_view, transport = env.reset(run.task_id, run.seed)
+    if journal:
+        _replay(env, journal[1:])
+        store.start(journal)
+        run.resume(journal)
+    else:
+        store.start([])
+        run.start(responder_view, transport, observer_view)
+
+
+def _take_turns(env, run: EpisodeRun, observer: EpisodePolicy, responder: EpisodePolicy,
+                limit: int) -> None:
+    """Alternate a finding of the observer (until it stops) and an action of the responder,
+    until the episode is done, the responder stops or ``limit`` actions are taken."""
+    findings = sum(1 for s in run.steps if _agent(s) == dual.OBSERVER)
+    actions = sum(1 for s in run.steps if _agent(s) == dual.RESPONDER)
+    observing = True
+    while not run.done and actions < limit:
+        if observing:
+            observing = _observer_turn(env, run, observer, responder, findings)
+            if observing:
+                findings += 1
+        decision = responder.decide(run.observation or {}, actions)
+        if decision is None:
+            break
+        step = run.add(action_of(decision), env.step(action_of(decision)), decision)
+        responder.observe(step)
+        observer.observe(step)
+        actions += 1
+
+
+def _observer_turn(env, run: EpisodeRun, observer: EpisodePolicy, responder: EpisodePolicy,
+                   findings: int) -> bool:
+    """Post the observer's next finding (both policies observe the step); False when the
+    observer has no more."""
+    decision = observer.decide(run.observer_view or {}, findings)
+    if decision is None:
+        return False
+    text = str(decision.arguments.get("finding") or "")
+    answer, hop = env.finding(text)
+    step = run.add_finding(text, answer, hop, decision)
+    observer.observe(step)
+    responder.observe(step)
+    return True
 
 
 def _check_findings(run: EpisodeRun, state: dict[str, Any], url: str) -> None:

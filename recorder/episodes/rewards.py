@@ -148,6 +148,25 @@ def _easy(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
 
 def _medium(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
     inv = "inventory-service"
+    groups = _medium_reads(ep, at, svc)
+    if at == "restart_service" and svc == "notification-service":
+        groups.append([[Component("red herring", -0.05, "task_medium.py:224-226")]])
+    if at == "restart_service" and svc == "order-service" and "diagnose_correct" not in ep.tags:
+        groups.append([[Component("symptom before cause", -0.10, "task_medium.py:228-231")]])
+    if at == "diagnose" and "diagnose_correct" not in ep.tags:
+        groups += _medium_diagnosis(ep, a)
+    if at == "rollback" and svc == inv:
+        groups += _medium_rollback(ep, a)
+    if at in ("restart_service", "rollback") and svc in ep.healthy:
+        groups.append([[Component("collateral restart", -0.10, "task_medium.py:265-266")]])
+    groups.append(_late_noop(ep, at, 4, -0.03, "task_medium.py:267-268"))
+    groups.append(_not_applicable(at, NOT_APPLICABLE, "task_medium.py:271-273"))
+    return groups
+
+
+def _medium_reads(ep: Episode, at: str, svc: str) -> list[Group]:
+    """The medium task's once-paid reads (task_medium.py:210-221)."""
+    inv = "inventory-service"
     groups: list[Group] = []
     if at in ("read_logs", "search_logs") and svc == inv:
         groups.append(_once(ep, "logs_investigated", "logs read", 0.10, "task_medium.py:210-212"))
@@ -157,33 +176,34 @@ def _medium(ep: Episode, at: str, svc: str, a: dict[str, Any]) -> list[Group]:
         groups.append(_once(ep, "read_metrics_ord", "metrics read", 0.05, "task_medium.py:216-218"))
     if at == "read_runbook":
         groups.append(_once(ep, "runbook", "runbook read", 0.05, "task_medium.py:219-221"))
-    if at == "restart_service" and svc == "notification-service":
-        groups.append([[Component("red herring", -0.05, "task_medium.py:224-226")]])
-    if at == "restart_service" and svc == "order-service" and "diagnose_correct" not in ep.tags:
-        groups.append([[Component("symptom before cause", -0.10, "task_medium.py:228-231")]])
-    if at == "diagnose" and "diagnose_correct" not in ep.tags:
-        rc = str(a.get("root_cause") or "")
-        partial = Component("partial diagnosis", 0.10, "task_medium.py:241-243",
-                            tag="diagnose_partial", inferred=True)
-        unpaid = "diagnose_partial" not in ep.tags
-        if semantic_match(rc, ["inventory"]):  # "inventory" is also a cause keyword (:24,32)
-            groups.append([[Component("diagnosis", 0.25, "task_medium.py:233-240",
-                                      tag="diagnose_correct")]])
-        elif unpaid:
-            groups.append(_maybe(partial))
-    if at == "rollback" and svc == inv:
-        groups.append(_blind(ep, "rollback_done"))
-        if "rollback_done" not in ep.tags:
-            fix = [Component("fix", 0.30, "task_medium.py:245-263", tag="rollback_done",
-                             resolves=True)]
-            version = str(a.get("version") or "")
-            if "v2.3.0" in version or version in ("previous", "last"):
-                fix.append(Component("right version", 0.10, "task_medium.py:249-250"))
-            groups.append([fix])
-    if at in ("restart_service", "rollback") and svc in ep.healthy:
-        groups.append([[Component("collateral restart", -0.10, "task_medium.py:265-266")]])
-    groups.append(_late_noop(ep, at, 4, -0.03, "task_medium.py:267-268"))
-    groups.append(_not_applicable(at, NOT_APPLICABLE, "task_medium.py:271-273"))
+    return groups
+
+
+def _medium_diagnosis(ep: Episode, a: dict[str, Any]) -> list[Group]:
+    """A medium-task diagnosis not yet paid in full (task_medium.py:233-243)."""
+    rc = str(a.get("root_cause") or "")
+    partial = Component("partial diagnosis", 0.10, "task_medium.py:241-243",
+                        tag="diagnose_partial", inferred=True)
+    unpaid = "diagnose_partial" not in ep.tags
+    if semantic_match(rc, ["inventory"]):  # "inventory" is also a cause keyword (:24,32)
+        return [[[Component("diagnosis", 0.25, "task_medium.py:233-240",
+                            tag="diagnose_correct")]]]
+    if unpaid:
+        return [_maybe(partial)]
+    return []
+
+
+def _medium_rollback(ep: Episode, a: dict[str, Any]) -> list[Group]:
+    """A rollback of the inventory service: the blind-fix penalty, and the fix (with the
+    right-version bonus) the first time (task_medium.py:245-263)."""
+    groups = [_blind(ep, "rollback_done")]
+    if "rollback_done" not in ep.tags:
+        fix = [Component("fix", 0.30, "task_medium.py:245-263", tag="rollback_done",
+                         resolves=True)]
+        version = str(a.get("version") or "")
+        if "v2.3.0" in version or version in ("previous", "last"):
+            fix.append(Component("right version", 0.10, "task_medium.py:249-250"))
+        groups.append([fix])
     return groups
 
 

@@ -113,22 +113,14 @@ def score_parts(state: dict[str, Any], task_id: str) -> dict[str, Any]:
     """
     info = state.get("info") if isinstance(state.get("info"), dict) else {}
     analytics = info.get("analytics") if isinstance(info.get("analytics"), dict) else {}
-    history = state.get("action_history") if isinstance(state.get("action_history"), list) else []
-    actions = [entry.get("action") if isinstance(entry.get("action"), dict) else {}
-               for entry in history if isinstance(entry, dict)]
+    actions = _history_actions(state)
     total = _number(state.get("total_reward"))
     resolved = state.get("incident_resolved") is True
     steps, limit = len(actions), grader_steps(task_id)
     efficiency = EFFICIENCY_WEIGHT * max(0.0, 1.0 - steps / limit) if resolved and steps else 0.0
     overlap, diagnosis = _diagnosis(actions, state.get("ground_truth_root_cause"))
     reported_overlap = _number(analytics.get("best_diagnosis_overlap"))
-    types = Counter(str(action.get("action_type")) for action in actions)
-    noops = types.get("noop", 0)
-    noop_penalty = NOOP_PENALTY * max(0, noops - NOOP_ALLOWANCE)
-    restarts = Counter(str(a.get("service") or "") for a in actions
-                       if a.get("action_type") == "restart_service")
-    repeated = {service: count - 1 for service, count in sorted(restarts.items()) if count > 1}
-    restart_penalty = REPEAT_RESTART_PENALTY * sum(repeated.values())
+    noops, noop_penalty, repeated, restart_penalty = _penalties(actions)
     parts = [
         _part("running total", total or 0.0, "graders/grader.py:33",
               "total_reward, clamped to [0, 1] after every step (tasks/base.py:319-320)"),
@@ -141,21 +133,55 @@ def score_parts(state: dict[str, Any], task_id: str) -> dict[str, Any]:
               ", ".join(f"{s or '(no service)'} +{n}" for s, n in repeated.items()) or "none"),
     ]
     reported = _number(info.get("current_score"))
+    return {
+        "reported_score": reported, "total_reward": total, "resolved": resolved,
+        "env_steps": steps, "grader_max_steps": limit, "max_steps": limit,
+        "efficiency_bonus": round(efficiency, 6), "diagnosis_bonus": diagnosis,
+        "best_diagnosis_overlap": None if overlap is None else round(overlap, 3),
+        "overlap_agrees": _overlap_agrees(overlap, reported_overlap),
+        "noops": noops, "noop_penalty": round(noop_penalty, 6),
+        "repeated_restarts": repeated, "repeat_restart_penalty": round(restart_penalty, 6),
+        "parts": parts, **_derived_score(total, parts, reported),
+    }
+
+
+def _history_actions(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The actions of the state's ``action_history`` (an entry without one as {})."""
+    history = state.get("action_history") if isinstance(state.get("action_history"), list) else []
+    return [entry.get("action") if isinstance(entry.get("action"), dict) else {}
+            for entry in history if isinstance(entry, dict)]
+
+
+def _penalties(actions: list[dict[str, Any]]) -> tuple[int, float, dict[str, int], float]:
+    """``(noops, noop penalty, {service: extra restarts}, repeated-restart penalty)``, the
+    penalties as positive amounts."""
+    types = Counter(str(action.get("action_type")) for action in actions)
+    noops = types.get("noop", 0)
+    noop_penalty = NOOP_PENALTY * max(0, noops - NOOP_ALLOWANCE)
+    restarts = Counter(str(a.get("service") or "") for a in actions
+                       if a.get("action_type") == "restart_service")
+    repeated = {service: count - 1 for service, count in sorted(restarts.items()) if count > 1}
+    return noops, noop_penalty, repeated, REPEAT_RESTART_PENALTY * sum(repeated.values())
+
+
+def _overlap_agrees(overlap: float | None, reported_overlap: float | None) -> bool:
+    """Whether the recomputed overlap agrees with the reported one to 3 places (or either
+    is missing)."""
+    return (reported_overlap is None or overlap is None
+            or abs(round(overlap, 3) - reported_overlap) < 5e-4)
+
+
+def _derived_score(total: float | None, parts: list[dict[str, Any]],
+                   reported: float | None) -> dict[str, Any]:
+    """``{unclamped, derived_score, clamp, parts_match, mismatch}``: the parts' sum, clamped,
+    against the reported score (None sums without a running total)."""
     unclamped = derived = None
     if total is not None:
         unclamped = round(sum(p["amount"] for p in parts), 6)
         derived = round(_clamp(unclamped, SCORE_RANGE), 4)
     match = reported is not None and derived is not None and abs(reported - derived) < 5e-5
     return {
-        "reported_score": reported, "total_reward": total, "resolved": resolved,
-        "env_steps": steps, "grader_max_steps": limit, "max_steps": limit,
-        "efficiency_bonus": round(efficiency, 6), "diagnosis_bonus": diagnosis,
-        "best_diagnosis_overlap": None if overlap is None else round(overlap, 3),
-        "overlap_agrees": reported_overlap is None or overlap is None
-        or abs(round(overlap, 3) - reported_overlap) < 5e-4,
-        "noops": noops, "noop_penalty": round(noop_penalty, 6),
-        "repeated_restarts": repeated, "repeat_restart_penalty": round(restart_penalty, 6),
-        "parts": parts, "unclamped": unclamped, "derived_score": derived,
+        "unclamped": unclamped, "derived_score": derived,
         "clamp": list(SCORE_RANGE), "parts_match": match,
         "mismatch": None if match or reported is None or derived is None
         else round(reported - derived, 4),

@@ -155,7 +155,21 @@ def build_context(spec: dict, solution: Files, pristine: Files, catalog: dict | 
     ctx = Context(spec=spec, solution=dict(solution), pristine=dict(pristine),
                   primary=_first(reqs, "alert", "repair"), route=_first(reqs, "route"),
                   inhibit=_first(reqs, "inhibit"), recording=_first(reqs, "recording"))
-    checks = (catalog or {}).get("checks", [])
+    _take_catalog(ctx, (catalog or {}).get("checks", []))
+    if catalog is None:
+        ctx.reserved = _spec_inputs(spec)
+        named = ctx.named()
+        ctx.preserved_rules = [(path, rule_name(rule)) for path, text in sorted(pristine.items())
+                               if is_rule_file(path) for _, rule in iter_rules(load_doc(text))
+                               if rule_name(rule) and rule_name(rule) not in named]
+        am = load_doc(pristine[AM]) if AM in pristine else None
+        ctx.preserved_receivers = {r.get("name") for r in (am or {}).get("receivers") or []}
+    return ctx
+
+
+def _take_catalog(ctx: Context, checks: list[dict]) -> None:
+    """Set the context's reserved inputs (the ``T.reserved-series`` check's names but ALERTS),
+    preserved rules and preserved receivers from the catalog's checks."""
     for check in checks:
         probe, cid = check.get("probe") or {}, str(check.get("id"))
         if cid == "T.reserved-series":
@@ -164,21 +178,18 @@ def build_context(spec: dict, solution: Files, pristine: Files, catalog: dict | 
             ctx.preserved_rules.append((probe.get("file", ""), rule_name(probe["item"]) or ""))
         elif cid.startswith("P.receiver.") and isinstance(probe.get("item"), dict):
             ctx.preserved_receivers.add(str(probe["item"].get("name")))
-    if catalog is None:
-        names = {"up"}
-        for family in (spec.get("sli_families") or {}).values():
-            if family.get("histogram"):
-                names |= {f"{family['metric']}_bucket", f"{family['metric']}_count"}
-            elif family.get("metric"):
-                names.add(family["metric"])
-        ctx.reserved = sorted(names)
-        named = ctx.named()
-        ctx.preserved_rules = [(path, rule_name(rule)) for path, text in sorted(pristine.items())
-                               if is_rule_file(path) for _, rule in iter_rules(load_doc(text))
-                               if rule_name(rule) and rule_name(rule) not in named]
-        am = load_doc(pristine[AM]) if AM in pristine else None
-        ctx.preserved_receivers = {r.get("name") for r in (am or {}).get("receivers") or []}
-    return ctx
+
+
+def _spec_inputs(spec: dict) -> list[str]:
+    """The input series the spec's SLI families read (a histogram's ``_bucket`` and
+    ``_count``), and ``up``; sorted."""
+    names = {"up"}
+    for family in (spec.get("sli_families") or {}).values():
+        if family.get("histogram"):
+            names |= {f"{family['metric']}_bucket", f"{family['metric']}_count"}
+        elif family.get("metric"):
+            names.add(family["metric"])
+    return sorted(names)
 
 
 def context_for_task(task_dir: Path) -> Context:

@@ -154,52 +154,78 @@ def normalize_steps(doc: dict) -> list[dict]:
     """
     steps: list[dict] = []
     for position, raw in enumerate(doc.get("steps") or []):
-        if not isinstance(raw, dict):
-            continue
-        original_id = raw.get("step_id") if isinstance(raw.get("step_id"), int) else position + 1
-        source = raw.get("source") if isinstance(raw.get("source"), str) else None
-        source = {"assistant": "agent", "human": "user"}.get(source, source)
-        if source not in ("system", "user", "agent"):
-            source = "system"
-        base = {k: raw[k] for k in OPTIONAL_STEP_FIELDS if raw.get(k) is not None}
-        extra = dict(raw["extra"]) if isinstance(raw.get("extra"), dict) else {}
-        unknown = {k: v for k, v in raw.items() if k not in STEP_FIELDS}
-        if source != "agent" and raw.get("tool_calls"):
-            unknown["tool_calls"] = raw["tool_calls"]  # only agent steps may carry calls
-        if unknown:
-            extra["unrecognized"] = unknown
-        extra["source_step_id"] = original_id
-        message = raw.get("message")
-        if not isinstance(message, (str, list)):
-            message = message_text(message)
-        calls = _tool_calls(raw.get("tool_calls"), original_id) if source == "agent" else []
-        results = _results(raw.get("observation"))
-        parts = calls or [None]
-        for index, call in enumerate(parts):
-            step = {"step_id": 0, "source": source, "message": message if index == 0 else ""}
-            step.update(base if index == 0 else {})
-            if index > 0:
-                step["llm_call_count"] = 0
-            if call is not None:
-                step["tool_calls"] = [call]
-                mine = [r for r in results if r.get("source_call_id") == call["tool_call_id"]]
-                if len(calls) == 1:  # one call: a result without an id is its result
-                    mine += [r for r in results if not r.get("source_call_id")]
-                if index == len(parts) - 1:  # results naming no call of the step: orphans
-                    ids = {c["tool_call_id"] for c in calls}
-                    mine += [_orphan(r) for r in results if r.get("source_call_id") not in ids
-                             and (r.get("source_call_id") or len(calls) > 1)]
-                mine = [{k: v for k, v in r.items() if v is not None} for r in mine]
-            else:
-                mine = [_orphan(r) if r.get("source_call_id") else r for r in results]
-            if mine:
-                step["observation"] = {"results": mine}
-            step_extra = dict(extra)
-            if len(parts) > 1:
-                step_extra["source_call_index"] = index
-            step["extra"] = step_extra
-            steps.append(step)
+        if isinstance(raw, dict):
+            steps += _step_parts(raw, position)
     for number, step in enumerate(steps, start=1):
         step["step_id"] = number
     return [_valid_step(step) for step in steps]
 
+
+def _step_parts(raw: dict, position: int) -> list[dict]:
+    """One source step (at 0-based ``position``) as one step per tool call, or one step when
+    it has none; step ids 0 until :func:`normalize_steps` numbers them."""
+    original_id = raw.get("step_id") if isinstance(raw.get("step_id"), int) else position + 1
+    source = _step_source(raw)
+    base = {k: raw[k] for k in OPTIONAL_STEP_FIELDS if raw.get(k) is not None}
+    extra = _step_extra(raw, source, original_id)
+    message = raw.get("message")
+    if not isinstance(message, (str, list)):
+        message = message_text(message)
+    calls = _tool_calls(raw.get("tool_calls"), original_id) if source == "agent" else []
+    results = _results(raw.get("observation"))
+    parts = calls or [None]
+    out = []
+    for index, call in enumerate(parts):
+        step = {"step_id": 0, "source": source, "message": message if index == 0 else ""}
+        step.update(base if index == 0 else {})
+        if index > 0:
+            step["llm_call_count"] = 0
+        if call is not None:
+            step["tool_calls"] = [call]
+            mine = _call_results(call, calls, results, last=index == len(parts) - 1)
+        else:
+            mine = [_orphan(r) if r.get("source_call_id") else r for r in results]
+        if mine:
+            step["observation"] = {"results": mine}
+        step_extra = dict(extra)
+        if len(parts) > 1:
+            step_extra["source_call_index"] = index
+        step["extra"] = step_extra
+        out.append(step)
+    return out
+
+
+def _step_source(raw: dict) -> str:
+    """The step's ATIF source: ``system``, ``user`` or ``agent`` (``assistant`` and ``human``
+    read as agent and user; anything else as system)."""
+    source = raw.get("source") if isinstance(raw.get("source"), str) else None
+    source = {"assistant": "agent", "human": "user"}.get(source, source)
+    if source not in ("system", "user", "agent"):
+        source = "system"
+    return source
+
+
+def _step_extra(raw: dict, source: str, original_id: int) -> dict:
+    """The step's ``extra`` with ``unrecognized`` (fields ATIF does not know, and the tool
+    calls of a step that is not the agent's) and ``source_step_id``."""
+    extra = dict(raw["extra"]) if isinstance(raw.get("extra"), dict) else {}
+    unknown = {k: v for k, v in raw.items() if k not in STEP_FIELDS}
+    if source != "agent" and raw.get("tool_calls"):
+        unknown["tool_calls"] = raw["tool_calls"]  # only agent steps may carry calls
+    if unknown:
+        extra["unrecognized"] = unknown
+    extra["source_step_id"] = original_id
+    return extra
+
+
+def _call_results(call: dict, calls: list[dict], results: list[dict], *, last: bool) -> list[dict]:
+    """The results of one of a step's ``calls``: those naming it (and, for a step's only call,
+    those naming none); on the ``last`` part also the step's orphans; None fields dropped."""
+    mine = [r for r in results if r.get("source_call_id") == call["tool_call_id"]]
+    if len(calls) == 1:  # one call: a result without an id is its result
+        mine += [r for r in results if not r.get("source_call_id")]
+    if last:  # results naming no call of the step: orphans
+        ids = {c["tool_call_id"] for c in calls}
+        mine += [_orphan(r) for r in results if r.get("source_call_id") not in ids
+                 and (r.get("source_call_id") or len(calls) > 1)]
+    return [{k: v for k, v in r.items() if v is not None} for r in mine]

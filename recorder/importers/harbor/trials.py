@@ -88,35 +88,45 @@ def find_trials(paths: list[Path]) -> tuple[list[tuple[Path, str, Path]], list[d
     """
     found, skipped = [], []
     for raw in paths:
-        path = Path(raw)
-        if not utf8_name(str(path)):
-            raise BadInput(shown_name(str(path)), "the path is not UTF-8: rename it to import it")
-        if not path.exists():
-            raise BadInput(path, "not found (expected a Harbor job folder, trial folder or "
-                           "trajectory file)")
-        if path.is_file():
-            found.append((path, "atif", path.parent))
-            continue
-        subfolders, links = _subfolders(path)
-        if _is_trial_folder(path) and not any(_is_trial_folder(p) for p in subfolders):
-            found.append((path, path.parent.name, path))
-            continue
-        skipped += links
-        trials = [p for p in subfolders if _is_trial_folder(p)
-                  and not any(_is_trial_folder(q) for q in _subfolders(p)[0])]
-        jobs = [p for p in subfolders if p not in trials
-                and any(_is_trial_folder(q) for q in _subfolders(p)[0])]
-        if jobs and not trials:  # a folder of job folders: import every job in it
-            more, more_skipped = find_trials(jobs)
-            found += [(trial, job, path) for trial, job, _ in more]
-            skipped += more_skipped
-            continue
-        if not trials:
-            raise BadInput(path, "no trial folders here (none holds result.json, agent/ or "
-                           "verifier/)")
-        found += [(p, path.name, path) for p in trials]
-        skipped += [{"path": str(p), "reason": "not a trial folder (no result.json, agent/ or "
-                     "verifier/)"} for p in subfolders if p not in trials]
+        more, more_skipped = _trials_at(Path(raw))
+        found += more
+        skipped += more_skipped
+    return found, skipped
+
+
+def _trials_at(path: Path) -> tuple[list[tuple[Path, str, Path]], list[dict]]:
+    """:func:`find_trials` of one path the user named. BadInput as there."""
+    if not utf8_name(str(path)):
+        raise BadInput(shown_name(str(path)), "the path is not UTF-8: rename it to import it")
+    if not path.exists():
+        raise BadInput(path, "not found (expected a Harbor job folder, trial folder or "
+                       "trajectory file)")
+    if path.is_file():
+        return [(path, "atif", path.parent)], []
+    subfolders, links = _subfolders(path)
+    if _is_trial_folder(path) and not any(_is_trial_folder(p) for p in subfolders):
+        return [(path, path.parent.name, path)], []
+    return _trials_under(path, subfolders, links)
+
+
+def _trials_under(path: Path, subfolders: list[Path],
+                  links: list[dict]) -> tuple[list[tuple[Path, str, Path]], list[dict]]:
+    """The trials in a job folder (or, recursively, in a folder of job folders) with its
+    links and other sub-folders skipped. BadInput when it holds no trial at all."""
+    skipped = list(links)
+    trials = [p for p in subfolders if _is_trial_folder(p)
+              and not any(_is_trial_folder(q) for q in _subfolders(p)[0])]
+    jobs = [p for p in subfolders if p not in trials
+            and any(_is_trial_folder(q) for q in _subfolders(p)[0])]
+    if jobs and not trials:  # a folder of job folders: import every job in it
+        more, more_skipped = find_trials(jobs)
+        return [(trial, job, path) for trial, job, _ in more], skipped + more_skipped
+    if not trials:
+        raise BadInput(path, "no trial folders here (none holds result.json, agent/ or "
+                       "verifier/)")
+    found = [(p, path.name, path) for p in trials]
+    skipped += [{"path": str(p), "reason": "not a trial folder (no result.json, agent/ or "
+                 "verifier/)"} for p in subfolders if p not in trials]
     return found, skipped
 
 
@@ -231,26 +241,10 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
     """Everything readable about one trial (a folder, or a bare ATIF file), read inside
     ``root`` (the folder the user named; default the trial folder itself)."""
     if path.is_file():
-        trial = Trial(path=path, job=job,
-                      name=path.name.removesuffix(".json").removesuffix(".trajectory"))
-        files = JobFiles(path.parent, path.parent, budget)
-        trial.files, trial.trajectory_base = files, ""
-        trial.trajectory, trial.trajectory_problem = _read_trajectory(files, path.name)
-        _take_import_keys(trial)
-        trial.trajectory_path = path
-        try:
-            trial.fingerprint = hashlib.sha256(files.read_bytes(path.name)).hexdigest()
-        except UnsafeInput:
-            trial.fingerprint = ""
-        return trial
+        return _read_atif_file(path, job, budget)
     files = JobFiles(root or path, path, budget)
     trial = Trial(path=path, job=job, name=path.name)
-    result, trial.result_problem = files.load_json("result.json")
-    if result is not None and not isinstance(result, dict):
-        result, trial.result_problem = None, "result.json is not an object"
-    if trial.result_problem and files.kind("result.json") != "missing":
-        trial.notes.append(f"{trial.result_problem}: the trial's result (rewards, timings, exception, "
-                           "tokens) is not read from it")
+    result = _read_result(trial, files)
     trial.result = result
     trial.files = files
     trial.parts = trial_parts(files, result)
@@ -259,6 +253,47 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
     agent_files = [name for name, kind in files.names("agent") if kind == "file"]
     candidates = (["trajectory.json"] if "trajectory.json" in agent_files else []) + sorted(
         n for n in agent_files if n.endswith(".json") and "trajectory" in n and n != "trajectory.json")
+    _read_trial_trajectory(trial, result, candidates)
+    trial.rewards, trial.reward_source, reward_problem = _read_rewards(files, result)
+    if reward_problem:
+        trial.notes.append(reward_problem)
+    trial.fingerprint = _trial_fingerprint(trial, candidates)
+    return trial
+
+
+def _read_atif_file(path: Path, job: str, budget: ReadBudget | None) -> Trial:
+    """A trial of a bare ATIF trajectory file (no result, no verifier); its fingerprint the
+    file's sha256 ("" when it cannot be read safely)."""
+    trial = Trial(path=path, job=job,
+                  name=path.name.removesuffix(".json").removesuffix(".trajectory"))
+    files = JobFiles(path.parent, path.parent, budget)
+    trial.files, trial.trajectory_base = files, ""
+    trial.trajectory, trial.trajectory_problem = _read_trajectory(files, path.name)
+    _take_import_keys(trial)
+    trial.trajectory_path = path
+    try:
+        trial.fingerprint = hashlib.sha256(files.read_bytes(path.name)).hexdigest()
+    except UnsafeInput:
+        trial.fingerprint = ""
+    return trial
+
+
+def _read_result(trial: Trial, files: JobFiles) -> dict | None:
+    """The trial's result.json as an object (None when missing or unreadable); sets
+    ``trial.result_problem`` and notes a result.json that is there but not read."""
+    result, trial.result_problem = files.load_json("result.json")
+    if result is not None and not isinstance(result, dict):
+        result, trial.result_problem = None, "result.json is not an object"
+    if trial.result_problem and files.kind("result.json") != "missing":
+        trial.notes.append(f"{trial.result_problem}: the trial's result (rewards, timings, exception, "
+                           "tokens) is not read from it")
+    return result
+
+
+def _read_trial_trajectory(trial: Trial, result: dict | None, candidates: list[str]) -> None:
+    """Set the trial's trajectory (and its path, problem, notes) from the first of the agent's
+    trajectory files ``candidates``, else from a multi-step trial's steps."""
+    files, path = trial.files, trial.path
     if candidates:
         trial.trajectory_path = path / "agent" / candidates[0]
         trial.trajectory, trial.trajectory_problem = _read_trajectory(files, f"agent/{candidates[0]}")
@@ -273,9 +308,12 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
         trial.trajectory_problem = "agent/trajectory.json not found"
         if files.kind("agent/trajectory.json") not in ("missing", "file"):
             trial.trajectory_problem = (f"agent/trajectory.json {REFUSED.get(files.kind('agent/trajectory.json'), 'cannot be read')}")
-    trial.rewards, trial.reward_source, reward_problem = _read_rewards(files, result)
-    if reward_problem:
-        trial.notes.append(reward_problem)
+
+
+def _trial_fingerprint(trial: Trial, candidates: list[str]) -> str:
+    """sha256 over the trial's result, trajectory, reward and step trajectory files (each
+    as its base name, a NUL and its bytes; files that cannot be read safely left out)."""
+    files = trial.files
     digest = hashlib.sha256()
     step_files = [f"steps/{s['name']}/agent/trajectory.json" for s in trial.parts["steps"]]
     for name in ("result.json", f"agent/{candidates[0]}" if candidates else None,
@@ -285,8 +323,7 @@ def read_trial(path: Path, job: str, root: Path | None = None, budget: ReadBudge
                 digest.update(name.rsplit("/", 1)[-1].encode() + b"\0" + files.read_bytes(name))
             except UnsafeInput:
                 continue
-    trial.fingerprint = digest.hexdigest()
-    return trial
+    return digest.hexdigest()
 
 
 def _step_trajectories(files: JobFiles, result: dict | None) -> tuple[dict | None, str | None]:

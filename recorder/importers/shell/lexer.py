@@ -59,71 +59,96 @@ def _substitution_end(line: str, i: int) -> int:
     return j
 
 
+class _Words:
+    """The tokens of a line so far and the word being read (its parts, whether any part was
+    quoted or expands, whether a word is open at all)."""
+
+    def __init__(self) -> None:
+        self.tokens: list[Token] = []
+        self.word: list[str] = []
+        self.quoted = self.expands = self.in_word = False
+
+    def end_word(self) -> None:
+        """Close the open word (if any) into a word token."""
+        if self.in_word:
+            self.tokens.append(Token("word", "".join(self.word), self.quoted, self.expands))
+        self.word, self.quoted, self.expands, self.in_word = [], False, False, False
+
+    def append(self, text: str, *, expands: bool = False) -> None:
+        """Add ``text`` to the open word (opening one), marking it expanding if ``expands``."""
+        self.word.append(text)
+        self.in_word = True
+        self.expands = self.expands or expands
+
+
 def tokenize(line: str) -> tuple[list[Token], bool]:
     """Split one logical shell line into tokens; returns (tokens, complete).
 
     ``complete`` is False when a quote is still open at the end (the line continues).
     Comments (``#`` starting a word) end the line.
     """
-    tokens: list[Token] = []
-    word, quoted, expands, in_word = [], False, False, False
+    words = _Words()
     i, n = 0, len(line)
-
-    def end_word():
-        nonlocal word, quoted, expands, in_word
-        if in_word:
-            tokens.append(Token("word", "".join(word), quoted, expands))
-        word, quoted, expands, in_word = [], False, False, False
-
     while i < n:
         ch = line[i]
         if ch in " \t\r":
-            end_word()
+            words.end_word()
             i += 1
         elif ch in "'\"":
-            if ch == "'":
-                close = line.find("'", i + 1)
-                text, dollar, after = line[i + 1:close], False, close + 1 if close >= 0 else -1
-            else:
-                text, dollar, after = _double_quoted(line, i)
-            if after < 0:
-                return tokens, False
-            word.append(text)
-            quoted = in_word = True
-            expands = expands or dollar
-            i = after
+            i = _quoted(line, i, words)
+            if i < 0:
+                return words.tokens, False
         elif ch == "\\":
             if i + 1 < n:
-                word.append(line[i + 1])
-            in_word = True
+                words.word.append(line[i + 1])
+            words.in_word = True
             i += 2
-        elif ch == "#" and not in_word:
+        elif ch == "#" and not words.in_word:
             break
         elif ch == "$" and line.startswith("$(", i):
             j = _substitution_end(line, i)
-            word.append(line[i:j + 1])
-            in_word = expands = True
+            words.append(line[i:j + 1], expands=True)
             i = j + 1
         elif ch in "$`":
-            word.append(ch)
-            in_word = expands = True
+            words.append(ch, expands=True)
             i += 1
         elif ch in ";&|<>()":
-            fd = "".join(word) if in_word and not quoted and "".join(word).isdigit() \
-                and ch in "<>" else ""
-            if fd:
-                word, in_word = [], False
-            else:
-                end_word()
-            op = next(o for o in _OPS if line.startswith(o, i))
-            tokens.append(Token("op", fd + op))
-            i += len(op)
+            i = _operator(line, i, words)
         else:
-            word.append(ch)
-            in_word = True
+            words.append(ch)
             i += 1
-    end_word()
-    return tokens, True
+    words.end_word()
+    return words.tokens, True
+
+
+def _quoted(line: str, i: int, words: _Words) -> int:
+    """Add the single- or double-quoted string whose opening quote is at ``line[i]`` to the
+    open word; the index after its closing quote, or -1 when it is still open at the end."""
+    if line[i] == "'":
+        close = line.find("'", i + 1)
+        text, dollar, after = line[i + 1:close], False, close + 1 if close >= 0 else -1
+    else:
+        text, dollar, after = _double_quoted(line, i)
+    if after < 0:
+        return -1
+    words.append(text, expands=dollar)
+    words.quoted = True
+    return after
+
+
+def _operator(line: str, i: int, words: _Words) -> int:
+    """Add the operator at ``line[i]`` as a token (with the file descriptor the open word
+    gives it, as in ``2>``); the index after it."""
+    ch = line[i]
+    fd = "".join(words.word) if words.in_word and not words.quoted and "".join(words.word).isdigit() \
+        and ch in "<>" else ""
+    if fd:
+        words.word, words.in_word = [], False
+    else:
+        words.end_word()
+    op = next(o for o in _OPS if line.startswith(o, i))
+    words.tokens.append(Token("op", fd + op))
+    return i + len(op)
 
 
 @dataclass
