@@ -177,23 +177,8 @@ def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> di
     cannot be measured is a problem, not an exception."""
     opened = {side: open_page(browser) for side in ("before", "now")}
     pages = {side: page for side, (_, page) in opened.items()}
-    runs: dict[str, dict] = {}
-    problems: list[str] = []
-    floor_times: list[float] = []
     try:
-        with floor_server() as floor_url:
-            for number, row in enumerate(rows, 1):
-                swap = number % 2 == 1  # (now, before) loads: before showed the run last
-                try:
-                    figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=swap)
-                except MeasureError as error:
-                    problems.append(str(error))
-                    continue
-                problems += figures.pop("problems")
-                runs[row["run_id"]] = {**figures, "kind": row["kind"]}
-                floor_times.append(floor_load(pages["before" if swap else "now"], floor_url))
-                if number % 20 == 0:
-                    print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
+        runs, problems, floor_times = _measure_runs(pages, bases, rows, loads)
     finally:
         for context, _ in opened.values():
             context.close()
@@ -205,17 +190,52 @@ def first_steps_paired(browser, bases: dict, rows: list[dict], loads: int) -> di
           f"(net: both less the navigation floor, a blank page's {floor['median']:.0f} ms):")
     for kind in ("all", "alerting", "episode"):
         chosen = [f for f in runs.values() if kind == "all" or f["kind"] == kind]
-        spread[kind] = {name: distribution([f[name] for f in chosen if f[name] is not None])
-                        for name in ("ratio", "net_ratio", "before_median", "now_median")}
-        spread[kind]["runs"] = len(chosen)
-        spread[kind]["at_most_half"] = sum(f["ratio"] <= 0.5 for f in chosen)
-        spread[kind]["net_at_most_half"] = sum(f["net_ratio"] is not None and f["net_ratio"] <= 0.5 for f in chosen)
+        spread[kind] = _spread(chosen)
         if chosen:
-            r, net, b, n = (spread[kind][name] for name in ("ratio", "net_ratio", "before_median", "now_median"))
-            print(f"  {kind} ({len(chosen)} runs): ratio min {r['min']:.2f} / median {r['median']:.2f} / p90 "
-                  f"{r['p90']:.2f} / max {r['max']:.2f}, {spread[kind]['at_most_half']} at or under 0.5; "
-                  f"median first step {b['median']:.0f} -> {n['median']:.0f} ms")
-            if net["median"] is not None:
-                print(f"    net of the floor: min {net['min']:.2f} / median {net['median']:.2f} / p90 {net['p90']:.2f}"
-                      f" / max {net['max']:.2f}, {spread[kind]['net_at_most_half']} at or under 0.5")
+            _print_spread(kind, spread[kind])
     return {"runs": runs, "distribution": spread, "floor": floor, "problems": problems}
+
+
+def _measure_runs(pages: dict, bases: dict, rows: list[dict],
+                  loads: int) -> tuple[dict[str, dict], list[str], list[float]]:
+    """``(runs, problems, floor times)``: :func:`first_step_pairs` of every run (alternating
+    which side loads first), each followed by a navigation floor load."""
+    runs: dict[str, dict] = {}
+    problems: list[str] = []
+    floor_times: list[float] = []
+    with floor_server() as floor_url:
+        for number, row in enumerate(rows, 1):
+            swap = number % 2 == 1  # (now, before) loads: before showed the run last
+            try:
+                figures = first_step_pairs(pages, bases, row["run_id"], loads, swap=swap)
+            except MeasureError as error:
+                problems.append(str(error))
+                continue
+            problems += figures.pop("problems")
+            runs[row["run_id"]] = {**figures, "kind": row["kind"]}
+            floor_times.append(floor_load(pages["before" if swap else "now"], floor_url))
+            if number % 20 == 0:
+                print(f"  ... {number}/{len(rows)} runs measured", file=sys.stderr, flush=True)
+    return runs, problems, floor_times
+
+
+def _spread(chosen: list[dict]) -> dict:
+    """The distributions of the chosen runs' ratios and medians, their count, and how many
+    are at or under half (plain and net of the floor)."""
+    spread = {name: distribution([f[name] for f in chosen if f[name] is not None])
+              for name in ("ratio", "net_ratio", "before_median", "now_median")}
+    spread["runs"] = len(chosen)
+    spread["at_most_half"] = sum(f["ratio"] <= 0.5 for f in chosen)
+    spread["net_at_most_half"] = sum(f["net_ratio"] is not None and f["net_ratio"] <= 0.5 for f in chosen)
+    return spread
+
+
+def _print_spread(kind: str, spread: dict) -> None:
+    """One kind's line of ratios and medians (and one net of the floor when there is one)."""
+    r, net, b, n = (spread[name] for name in ("ratio", "net_ratio", "before_median", "now_median"))
+    print(f"  {kind} ({spread['runs']} runs): ratio min {r['min']:.2f} / median {r['median']:.2f} / p90 "
+          f"{r['p90']:.2f} / max {r['max']:.2f}, {spread['at_most_half']} at or under 0.5; "
+          f"median first step {b['median']:.0f} -> {n['median']:.0f} ms")
+    if net["median"] is not None:
+        print(f"    net of the floor: min {net['min']:.2f} / median {net['median']:.2f} / p90 {net['p90']:.2f}"
+              f" / max {net['max']:.2f}, {spread['net_at_most_half']} at or under 0.5")
