@@ -76,7 +76,12 @@ def same_board(got: list[str], expected: list[str], where: str) -> None:
                                  f" expected {b[max(0, at - 300):at + 200]!r}")
 
 
+WHOLE_BOARD = {"width": 1280, "height": 4000}
+"""A viewport the whole episode board fits in: its panels are drawn once in reach (lib/in-reach.js)."""
+
+
 def open_step(page, site, run_id: str, n: int) -> None:
+    page.set_viewport_size(WHOLE_BOARD)
     page.goto(f"{site[1]}run.html?run={run_id}&step={n}")
     page.wait_for_selector("body[data-ready='1']")
 
@@ -95,6 +100,7 @@ def test_first_episode_step_is_drawn_from_the_head_before_the_run_file(page, hea
         (s["n"] for s in run["steps"] if (s["env"] or {}).get("done")), None)
     held: list = []
     page.route(re.compile(rf"/data/runs/{re.escape(run_id)}\.json$"), lambda route: held.append(route))
+    page.set_viewport_size(WHOLE_BOARD)
     page.goto(f"{head_site[1]}run.html?run={run_id}&step={n}", wait_until="domcontentloaded")
     page.wait_for_function("() => performance.getEntriesByName('first-step-rendered').length === 1")
     assert page.locator("#run-view").get_attribute("data-loaded") == "head"

@@ -68,7 +68,12 @@ def run_file(site, run_id: str) -> dict:
     return json.loads((site[0] / "data" / "runs" / f"{site_run_id(site[0], run_id)}.json").read_bytes())
 
 
+WHOLE_BOARD = {"width": 1280, "height": 4000}
+"""A viewport the whole episode board fits in: its panels are drawn once in reach (lib/in-reach.js)."""
+
+
 def open_step(page, site, run_id: str, n: int) -> None:
+    page.set_viewport_size(WHOLE_BOARD)
     page.goto(f"{site[1]}run.html?run={run_id}&step={n}")
     page.wait_for_selector("body[data-ready='1']")
 

@@ -60,7 +60,11 @@ function responderCell(step) {
  */
 export function renderAgents(run, onSelect) {
   const dual = run.steps.some((step) => step.env && step.env.agent);
-  if (!showIf(byId("episode-agents"), dual)) return () => {};
+  if (!dual) {
+    byId("episode-agents")?.remove(); // a single agent's page holds no empty lanes table
+    return () => {};
+  }
+  showIf(byId("episode-agents"), true);
   RUN_ID.value = run.run_id;
   const readers = findingReaders(run.steps);
   const table = byId("episode-lanes");

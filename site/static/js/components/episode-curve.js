@@ -84,10 +84,17 @@ export function renderEpisodeCurve(run, onSelect) {
   steps.forEach((step, n) => {
     if (n === 0) return;
     const mark = stepMark(step);
-    const point = svg("circle", { class: ["point", mark ? `point-${mark}` : null], dataset: { step: String(n), mark }, cx: s.x(n), cy: s.y(sums[n]), r: mark ? 5 : 3.5 },
-      svg("title", null, `Step ${n}: reward ${formatReward(step.reward)}, sum ${formatReward(sums[n])}, running total ${formatReward(step.total)}${mark === "failed" ? " (failed action)" : mark === "penalty" ? " (penalised)" : ""}`));
+    const point = svg("circle", { class: ["point", mark ? `point-${mark}` : null], dataset: { step: String(n), mark }, cx: s.x(n), cy: s.y(sums[n]), r: mark ? 5 : 3.5 });
     point.addEventListener("click", () => onSelect(n));
     root.append(point);
+  });
+  // a point's tooltip (its <title>) is made when the pointer first comes over it, not with the curve
+  root.addEventListener("pointerover", (event) => {
+    const point = event.target;
+    if (!(point instanceof SVGCircleElement) || !point.classList.contains("point") || point.firstChild) return;
+    const n = Number(point.dataset.step);
+    const mark = point.dataset.mark;
+    point.append(svg("title", null, `Step ${n}: reward ${formatReward(steps[n].reward)}, sum ${formatReward(sums[n])}, running total ${formatReward(steps[n].total)}${mark === "failed" ? " (failed action)" : mark === "penalty" ? " (penalised)" : ""}`));
   });
   if (score !== null) {
     root.append(

@@ -16,6 +16,7 @@ import { byId, el, fill } from "../lib/dom.js";
 import { isObject, list, observationAt, serviceRows, showIf } from "../lib/episode-data.js";
 import { formatDelta, formatReward } from "../lib/format.js";
 import { refillOnChange, setAttr, setHidden, setText } from "../lib/dom-update.js";
+import { drawInReach } from "../lib/in-reach.js";
 
 /** The first step whose env says done, or null. */
 export function lastDoneStep(run) {
@@ -181,7 +182,7 @@ export function renderFinal(run, lastTotal) {
     fill(byId("episode-final-source"), dual
       ? `Derived by the grader\u2019s rules from the responder\u2019s steps: ARIA\u2019s multi-agent state reports no total, score or ground truth, ${isObject(episode.ground_truth) ? "so the diagnosis is compared with the ground truth restated from ARIA\u2019s task code for this seed" : "so there is no diagnosis part"}. ${episode.resolved ? "Resolved" : "Not resolved"} in ${parts.env_steps} steps.`
       : `The server\u2019s /state info.current_score; ${episode.resolved ? "resolved" : "not resolved"} in ${parts.env_steps} steps (the grader\u2019s step table: ${parts.grader_max_steps}).`);
-    fillParts(parts);
+    drawInReach(byId("episode-final-parts"), () => fillParts(parts), true);
   }
   fillAgents(episode);
   fillEvents(episode);

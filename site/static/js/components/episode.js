@@ -35,6 +35,7 @@
 import { byId, el } from "../lib/dom.js";
 import { setHidden, setText } from "../lib/dom-update.js";
 import { isObject, observationAt } from "../lib/episode-data.js";
+import { drawAll, drawInReach } from "../lib/in-reach.js";
 import { renderAgents } from "./episode-agents.js";
 import { renderContext } from "./episode-context.js";
 import { renderEpisodeCurve, stepMark } from "./episode-curve.js";
@@ -44,7 +45,10 @@ import { renderResult } from "./episode-result.js";
 import { episodeSummary, renderFinal, renderStepScore } from "./episode-score.js";
 import { renderServices } from "./episode-services.js";
 
-const ALERTING_PARTS = ["checks-panel", "matrix-panel", "check-inspector"];
+const ALERTING_PARTS = ["checks-panel", "matrix-panel", "check-inspector", "reward-panel", "subagent-dialog"];
+/** The board's panels, each drawn once it is in reach (lib/in-reach.js; the runbooks' draws the clock beside it too). */
+const BOARD_PANELS = ["episode-services-panel", "episode-map", "episode-alerts-panel", "episode-evidence-panel",
+  "episode-runbooks-panel", "episode-logs"];
 
 /** Mark the step strip: penalised and failed actions, the observer's findings, ARIA's step. */
 function markStrip(run) {
@@ -75,12 +79,15 @@ function addMeta(run) {
   if (episode.mode === "dual") meta.append(metaItem("mode", "Agents", "observer + responder"));
 }
 
-/** Show the episode parts of the run view, hide the alerting ones, fill the final score and the meta. */
+/**
+ * Show the episode parts of the run view, take the alerting ones out of the page (an episode has
+ * no check catalog: the page holds no hidden panels), fill the final score and the meta.
+ */
 function showParts(source, summary) {
   byId("run-view").classList.add("episode-mode");
   for (const id of ["episode-result", "episode-score", "episode-board", "episode-curve"]) byId(id).hidden = false;
-  for (const id of ALERTING_PARTS) byId(id).hidden = true;
-  byId("reward-curve").closest(".reward-panel").hidden = true;
+  for (const id of ALERTING_PARTS) byId(id)?.remove();
+  window.addEventListener("beforeprint", () => drawAll(BOARD_PANELS.map(byId)));
   renderFinal(source, summary.lastTotal);
   addMeta(source);
 }
@@ -93,6 +100,7 @@ function showParts(source, summary) {
  */
 function boardUpdate(source, summary) {
   const note = byId("episode-observation-note");
+  let first = true;
   return function update(n) {
     const env = source.steps[n].env;
     const { observation, from } = observationAt(source, n);
@@ -101,13 +109,16 @@ function boardUpdate(source, summary) {
     renderStepScore(source, n, summary);
     setHidden(note, !(env && !env.observation && from !== null));
     setText(note, note.hidden ? "" : `No new observation at this step; shown: the observation after step ${from}.`);
-    renderServices(observation, previous, env);
-    renderMap(observation, env);
+    // the panels out of reach draw when they come in reach (the first step reads where they are)
+    const inReach = (id, draw) => drawInReach(byId(id), draw, first);
+    first = false;
+    inReach("episode-services-panel", () => renderServices(observation, previous, env));
+    inReach("episode-map", () => renderMap(observation, env));
     const feed = feedView(source, n, observation, env);
-    renderAlerts(feed.observation, feed.env);
-    renderLogs(feed.observation);
-    renderEvidence(feed.observation, feed.env);
-    renderContext(source, n, observation);
+    inReach("episode-alerts-panel", () => renderAlerts(feed.observation, feed.env));
+    inReach("episode-logs", () => renderLogs(feed.observation));
+    inReach("episode-evidence-panel", () => renderEvidence(feed.observation, feed.env));
+    inReach("episode-runbooks-panel", () => renderContext(source, n, observation));
   };
 }
 

@@ -38,7 +38,7 @@ export function renderTimeline(list, steps, onSelect) {
         "aria-label": stepTitle(step) + (flipped ? ` \u00b7 ${step.changed.length} check${step.changed.length === 1 ? "" : "s"} changed` : ""),
         dataset: { step: String(step.n), trend: rewardTrend(step), tool: step.tool ? String(step.tool.name) : "" },
       },
-      el("span", { class: "step-number" }, String(step.n)),
+      String(step.n), // a text node, not an element: a long strip holds one element a step fewer
       steps.length <= NAMED_STEPS ? el("span", { class: "step-tool-label" }, toolLabel(step)) : null,
     );
     list.append(el("li", null, button));

@@ -2,7 +2,7 @@
 // Keyboard navigation of the run view: j/k and arrows, Home/End, Space play/pause, ? help, / search.
 //
 // Stable ids: #btn-play (aria-pressed="true" while playing), #play-speed (steps per second),
-// #btn-help, #help-overlay (the dialog; hidden when closed), #help-close.
+// #btn-help, #help-overlay (the dialog; hidden when closed, empty until first opened: #help-template), #help-close.
 
 import { byId, fill } from "./dom.js";
 
@@ -55,6 +55,12 @@ function installHelp() {
   let returnFocus = null;
   function open() {
     returnFocus = document.activeElement;
+    if (!overlay.firstElementChild) {
+      // the dialog's content is a <template> until first opened: a closed overlay holds no elements
+      const template = /** @type {HTMLTemplateElement} */ (byId("help-template"));
+      overlay.append(template.content.cloneNode(true));
+      byId("help-close").addEventListener("click", close);
+    }
     overlay.hidden = false;
     byId("help-close").focus();
   }
@@ -63,7 +69,6 @@ function installHelp() {
     if (returnFocus instanceof HTMLElement) returnFocus.focus();
   }
   byId("btn-help").addEventListener("click", open);
-  byId("help-close").addEventListener("click", close);
   overlay.addEventListener("click", (event) => {
     if (event.target === overlay) close();
   });

@@ -63,6 +63,8 @@ function laterModules() {
 }
 
 const noop = () => {};
+/** The checks view of a run with no check catalog (an episode): nothing to draw or finish. */
+const noChecks = Object.assign(() => {}, { finish: noop });
 // source: the whole run once loaded, else its head ({..., step_count, last_total, task, steps: first
 // steps}); task: the task file (data/tasks/<id>.json) once loaded, null while the view is drawn from
 // the head (whose `task` holds the title, instruction and the first groups of the checks panel).
@@ -267,7 +269,7 @@ function showFromHead(wanted, episodeBoard) {
   state.views = {
     timeline: noop,
     curve: noop,
-    checks: renderChecks(byId("checks-groups"), byId("checks-summary"), state.head.task, selectCheck, openBlame),
+    checks: state.head.kind === "episode" ? noChecks : renderChecks(byId("checks-groups"), byId("checks-summary"), state.head.task, selectCheck, openBlame),
     matrix: noop,
     inspector: noop,
     episode: episodeBoard ? mountEpisodeBoard(state.head) : null,
@@ -292,14 +294,17 @@ async function showWhole(modules) {
     performance.mark(`built-${name}`);
     return value;
   };
-  const checks = drawnFromHead ? state.views.checks : timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck, openBlame));
+  // an episode has no check catalog: its page holds no checks panel, reward curve, matrix or inspector (episode.js)
+  const episode = run.kind === "episode";
+  const checks = drawnFromHead || episode ? state.views?.checks ?? noChecks
+    : timed("checks", () => renderChecks(byId("checks-groups"), byId("checks-summary"), task, selectCheck, openBlame));
   checks.finish(task);
   state.views = {
     timeline: timed("timeline", () => modules.renderTimeline(byId("timeline"), run.steps, show)),
-    curve: timed("curve", () => modules.renderCurve(byId("reward-curve"), run.steps, show)),
+    curve: episode ? noop : timed("curve", () => modules.renderCurve(byId("reward-curve"), run.steps, show)),
     checks,
     matrix: noop,
-    inspector: timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id),
+    inspector: episode ? noop : timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id),
       whyOf, openBlame)),
     episode: timed("episode", () => mountEpisodeView(run, show, drawnFromHead)),
   };
@@ -317,7 +322,7 @@ async function showWhole(modules) {
   // The matrix (a canvas of every check at every step) comes after the step is painted.
   await nextFrame();
   markFirstPaint();
-  state.views.matrix = timed("matrix", () => modules.renderMatrix(byId("matrix"), run.steps, task, selectCell));
+  if (!episode) state.views.matrix = timed("matrix", () => modules.renderMatrix(byId("matrix"), run.steps, task, selectCell));
   state.views.matrix(state.step, state.check);
   const target = state.hunk !== null ? document.querySelector("#step-diff tr.hunk-highlight")
     : state.check ? document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"]${state.cause ? " .check-cause" : ""}`) : null;
@@ -341,8 +346,10 @@ async function refreshRun(info) {
   renderHeader(run, state.task);
   renderTrialPanel(run);
   state.views.timeline = modules.renderTimeline(byId("timeline"), run.steps, show);
-  state.views.curve = modules.renderCurve(byId("reward-curve"), run.steps, show);
-  state.views.matrix = modules.renderMatrix(byId("matrix"), run.steps, state.task, selectCell);
+  if (run.kind !== "episode") {
+    state.views.curve = modules.renderCurve(byId("reward-curve"), run.steps, show);
+    state.views.matrix = modules.renderMatrix(byId("matrix"), run.steps, state.task, selectCell);
+  }
   state.views.episode = mountEpisodeView(run, show, false);
   show(Math.min(state.step, lastStep()), true);
 }
