@@ -7,7 +7,8 @@ appended to every tool output), so the search index, the run list and the data f
 they would with that many real runs. Only run.json and trajectory.json are written (the
 exporter reads nothing else; journal.jsonl is left out).
 
-By hand (prints the export's time and the site's bytes per run)::
+By hand (prints the export's time, its peak memory and the site's bytes per run; runs already
+written under OUT/runs are kept)::
 
     .venv/bin/python bench/big_site.py /tmp/big --count 10000 --sample-from /work/demo-runs --export
 """
@@ -15,7 +16,11 @@ By hand (prints the export's time and the site's bytes per run)::
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +30,7 @@ import orjson
 from contract.untrusted import Tree
 from exporter.run_folders import RUN_JSON_CAP, TRAJECTORY_CAP, find_run_folders
 
+ROOT = Path(__file__).resolve().parents[1]
 VOCABULARY = tuple(f"{a}{b}" for a in ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "heron")
                    for b in ("fox", "lynx", "otter", "raven", "stoat", "wren", "yak", "zebu"))
 """64 words, two of which are appended to each copied tool output (searchable across runs)."""
@@ -102,8 +108,30 @@ def write_runs(out: Path, count: int, sample_from: Path | list[Path], seed: int 
     return written
 
 
+def timed_export(runs: Path, site: Path, tasks: Path | None = None, cache: Path | None = None) -> tuple[float, float, str]:
+    """Run ``alertforge export RUNS --out SITE`` in its own process (``cache``: its
+    ``$ALERTFORGE_EXPORT_CACHE``); (wall seconds, peak resident MB from ``os.wait4``, its
+    stdout). Exits the bench naming the command when it fails."""
+    command = [sys.executable, "-m", "alertforge.cli", "export", str(runs), "--out", str(site)]
+    if tasks is not None:
+        command += ["--tasks", str(tasks)]
+    env = {**os.environ, **({"ALERTFORGE_EXPORT_CACHE": str(cache)} if cache is not None else {})}
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        took = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench: {' '.join(command)} failed:\n{stderr[-4000:]}")
+    return took, usage.ru_maxrss / 1024, stdout
+
+
 def main() -> None:
-    """Generate the runs and, with ``--export``, export them and print time and bytes per run."""
+    """Generate the runs and, with ``--export``, export them (its own process) and print time,
+    peak memory and bytes per run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder for runs/ (and site/ with --export)")
     parser.add_argument("--count", type=int, default=1000)
@@ -112,17 +140,16 @@ def main() -> None:
     parser.add_argument("--export", action="store_true", help="also export the runs into OUT/site")
     args = parser.parse_args()
     started = time.perf_counter()
-    write_runs(args.out / "runs", args.count, args.sample_from, args.seed)
-    print(f"wrote {args.count} runs in {time.perf_counter() - started:.1f} s")
+    if not (args.out / "runs").is_dir():
+        write_runs(args.out / "runs", args.count, args.sample_from, args.seed)
+        print(f"wrote {args.count} runs in {time.perf_counter() - started:.1f} s", flush=True)
     if args.export:
-        from exporter.export import export_site
-
-        started = time.perf_counter()
-        result = export_site([args.out / "runs"], args.out / "site")
-        took = time.perf_counter() - started
-        print(f"exported {result['runs']} runs in {took:.1f} s ({took / result['runs'] * 1000:.1f} ms per run): "
-              f"{result['files']} files, {result['bytes'] / 1e6:.1f} MB "
-              f"({result['bytes'] / result['runs'] / 1e3:.1f} kB per run)")
+        took, peak, _ = timed_export(args.out / "runs", args.out / "site", cache=args.out / "export-state")
+        files = [p for p in (args.out / "site").rglob("*") if p.is_file()]
+        size = sum(p.stat().st_size for p in files)
+        print(f"exported {args.count} runs in {took:.1f} s ({took / args.count * 1000:.1f} ms per run), "
+              f"peak memory {peak:.0f} MB: {len(files)} files, {size / 1e6:.1f} MB "
+              f"({size / args.count / 1e3:.1f} kB per run)")
 
 
 if __name__ == "__main__":

@@ -17,45 +17,16 @@ Usage: .venv/bin/python bench/export_incremental.py RUNS [--tasks TASKS] [--chan
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from big_site import write_runs
+from big_site import timed_export, write_runs
 
 from exporter.run_folders import find_run_folders
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def timed_export(runs: Path, site: Path, tasks: Path | None, cache: Path) -> tuple[float, float, str]:
-    """Run ``alertforge export RUNS --out SITE`` in its own process; (seconds, peak MB, the
-    command's stdout). Exits the bench naming the command when it fails."""
-    command = [sys.executable, "-m", "alertforge.cli", "export", str(runs), "--out", str(site)]
-    if tasks is not None:
-        command += ["--tasks", str(tasks)]
-    env = {**os.environ, "ALERTFORGE_EXPORT_CACHE": str(cache)}
-    started = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        took = time.perf_counter() - started
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"bench: {' '.join(command)} failed:\n{stderr}")
-    return took, usage.ru_maxrss / 1024, stdout
 
 
 def tree_difference(left: Path, right: Path) -> str | None:
