@@ -7,7 +7,7 @@ Modes (any together):
 - ``--site DIR`` an exported site (``alertforge demo --no-serve``'s space/): the largest alerting
   runs by steps, by checks and by bytes and the largest episode runs (bytes and requests before
   the run view's ``first-step-rendered`` mark, time to it: the median of ``--loads`` loads, step
-  switch median and p95; the same load figures opened at the run's first step with a diff too,
+  switch median and p95; "first step settled" (bench/viewer_settle.py); the same load figures opened at the run's first step with a diff too,
   ``&step=K``, so the DOM contract sees a tool call, its output and a diff), the home page and the gallery index (bytes and requests until the
   network is quiet and before their first paint), and each ``--run ID``; ``--all-runs`` also every run of the site
   (min/median/p90/max of those figures over all runs, ``--all-loads`` loads each, no switches).
@@ -18,7 +18,9 @@ Modes (any together):
 - ``--before OLD --site NEW --run ID...`` (alone): each run's step switch on both sites in
   ``--rounds`` alternating pairs (bench/viewer_ab.py), the ratio now / before of each pair and
   their median: the way to compare step switches, which move more between sittings than between
-  versions. With ``--all-runs``: every run of NEW also loaded ``--all-loads`` times on each site,
+  versions; then "first step settled" (bench/viewer_settle.py: the first frame presented after
+  the mark, traced, with its style and layout time) in as many alternating pairs, its ratios'
+  medians and spreads, and the settled time net of the navigation floor. With ``--all-runs``: every run of NEW also loaded ``--all-loads`` times on each site,
   alternating, and the distribution of the per-run ratios of first-step times. OLD is a folder
   (served by this checkout) or the URL of a server already serving it (its own version's).
   ``--write-generated DIR`` writes the generated runs (``DIR/runs``) and stops, so two versions
@@ -50,7 +52,8 @@ from pathlib import Path
 from big_site import write_runs
 from viewer_ab import first_steps_paired, print_pairs, switch_pairs
 from viewer_generated import BIG_RUN, generate
-from viewer_measure import MeasureError, open_browser
+from viewer_measure import MeasureError, open_browser, open_page
+from viewer_settle import print_settled, print_settled_pairs, settled_figures, settled_pairs
 from viewer_site import (
     first_write_step,
     measure_all,
@@ -160,12 +163,14 @@ def measure_site(site: Path, loads: int, switches: int, all_loads: int, named: t
                 result["problems"].append(f"{label}: {error}")
                 continue
             figures["row"] = row
+            figures["settled"] = settled_figures(page, base, row["run_id"], loads)
             step = first_write_step(site, row["run_id"])
             figures["deep_link"] = {"step": step, **measure_run(page, base, row["run_id"], loads, 0, step=step)}
             result["runs"][label] = figures
             result["problems"] += [f"{row['run_id']}: {p}" for p in figures["problems"]]
             result["problems"] += [f"{row['run_id']} at step {step}: {p}" for p in figures["deep_link"]["problems"]]
             print_run(label, row, figures)
+            print_settled(figures["settled"])
         if all_loads:
             started = time.perf_counter()
             result["all_runs"] = measure_all(page, base, rows, all_loads)
@@ -286,6 +291,19 @@ def arguments() -> argparse.Namespace:
     return args
 
 
+def _settled_pairs(browser, bases: dict, run_id: str, rounds: int) -> dict:
+    """viewer_settle.settled_pairs in two fresh pages of ``browser``, with the floor page served."""
+    from viewer_ab import floor_server
+
+    opened = {side: open_page(browser) for side in ("before", "now")}
+    try:
+        with floor_server() as floor_url:
+            return settled_pairs({side: page for side, (_, page) in opened.items()}, bases, run_id, rounds, floor_url)
+    finally:
+        for context, _ in opened.values():
+            context.close()
+
+
 def measure_interleaved(before: str, now: Path, run_ids: list[str], rounds: int, switches: int,
                         all_loads: int) -> dict:
     """--before mode: :func:`viewer_ab.switch_pairs` for each named run and, with ``all_loads``,
@@ -312,6 +330,8 @@ def measure_interleaved(before: str, now: Path, run_ids: list[str], rounds: int,
                         result["problems"].append(str(error))
                         continue
                     print_pairs(result["runs"][run_id])
+                    result["runs"][run_id]["settled"] = _settled_pairs(browser, bases, run_id, rounds)
+                    print_settled_pairs(result["runs"][run_id]["settled"])
                 if all_loads:
                     result["first_steps"] = first_steps_paired(browser, bases, site_runs(now), all_loads)
                     result["problems"] += result["first_steps"].pop("problems")

@@ -34,6 +34,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 VIEWPORT = {"width": 1280, "height": 900}
 RENDERED = "first-step-rendered"
 PAINTED = "first-step-painted"
+SETTLED = "first-step-settled"
+"""Set by INIT_SCRIPT in the second requestAnimationFrame after RENDERED: the first frame presented
+after the mark (its style, layout and paint) is done."""
 
 SNAPSHOT_JS = """() => {
   const byId = (id) => document.getElementById(id);
@@ -51,6 +54,7 @@ SNAPSHOT_JS = """() => {
     episode_result: shown("episode-result") ? text("episode-result-body").length : 0,
     episode_board: shown("episode-board"),
     episode_services: document.querySelectorAll("#episode-services tr[data-service]").length,
+    episode_services_waiting: byId("episode-services-panel")?.dataset.drawn === "0",
   };
 }"""
 
@@ -64,9 +68,10 @@ INIT_SCRIPT = """(() => {
     if ((name === "RENDERED" || name === "PAINTED") && !(name in window.__benchMarks)) {
       window.__benchMarks[name] = snapshot();
     }
+    if (name === "RENDERED") requestAnimationFrame(() => requestAnimationFrame(() => original("SETTLED")));
     return entry;
   };
-})();""".replace("SNAPSHOT", SNAPSHOT_JS).replace("RENDERED", RENDERED).replace("PAINTED", PAINTED)
+})();""".replace("SNAPSHOT", SNAPSHOT_JS).replace("RENDERED", RENDERED).replace("PAINTED", PAINTED).replace("SETTLED", SETTLED)
 
 VISIBLE_CHECKS_JS = """() => {
   const panel = document.getElementById("checks-panel");
@@ -228,7 +233,8 @@ def dom_problems(at_mark: dict | None, at_ready: dict, visible: list[str]) -> li
         problems.append(f"{at_mark['diff_rows']} diff rows at the mark, {at_ready['diff_rows']} when ready")
     if at_ready["episode_board"] and not at_mark["episode_board"]:
         problems.append("the episode board (the observation) was hidden at the mark")
-    if at_mark["episode_services"] < at_ready["episode_services"]:
+    # a board panel out of reach at the mark is drawn once in reach (site/static/js/lib/in-reach.js)
+    if at_mark["episode_services"] < at_ready["episode_services"] and not at_mark.get("episode_services_waiting"):
         problems.append(f"{at_mark['episode_services']} service rows at the mark, {at_ready['episode_services']} when ready")
     labelled = set(at_mark["labelled"])
     missing = [check for check in visible if check not in labelled]
