@@ -111,11 +111,14 @@ def _build(run_dirs: list[Path], site_dir: Path, context: ExportContext, skipped
     reused), then the shared files from the records."""
     redactor = context.redactor
     start = (redactor.masked, redactor.kinds.copy()) if redactor is not None else None
-    entries = _collect_runs(find_run_folders([Path(p) for p in run_dirs], skipped), context)
-    if memo is not None and context.renaming is not None:
-        for stale in set(memo) - context.renaming.used:  # runs gone or changed since the last export
-            del memo[stale]
-    tasks = write_shared_files(entries, site_dir, context)
+    try:
+        entries = _collect_runs(find_run_folders([Path(p) for p in run_dirs], skipped), context)
+        if memo is not None and context.renaming is not None:
+            for stale in set(memo) - context.renaming.used:  # runs gone or changed since the last export
+                del memo[stale]
+        tasks = write_shared_files(entries, site_dir, context)
+    finally:
+        context.spool.close()
     if redactor is not None and start is not None:
         restore_counts(redactor, start, entries)
     renamed = {old: new for entry in entries for old, new in entry.record["renamed"].items()}

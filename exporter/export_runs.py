@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,7 @@ class ExportContext:
     task_docs: dict[int, tuple[TaskInfo, str, dict, dict]] = field(default_factory=dict)
 
     claimed: dict[str, Path] = field(default_factory=dict)
+    spool: Spool = field(default_factory=lambda: Spool())
 
     def claim(self, run_id: str, folder: Path) -> None:
         """Note that ``folder`` holds run ``run_id``, before any of its files is written.
@@ -124,15 +126,85 @@ def task_parts_of(task: TaskInfo) -> tuple[str, dict, dict]:
     return digest, document, inputs
 
 
+HEAVY_PARTS = ("head", "gallery")
+"""The parts of a record kept on disk (:class:`Spool`) while an export runs: most of its bytes
+(the steps of the run's head, its gallery entries), each needed once, at the end."""
+
+
+class Spool:
+    """The heavy parts of every run's record during one export, in an unnamed temporary file,
+    so memory holds only the light rest of each record whatever the number of runs."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile(prefix="alertforge-export-")  # noqa: SIM115 - closed by close()
+        self.end = 0
+
+    def put(self, value: Any) -> tuple[int, int]:
+        """Keep ``value`` (JSON); returns its ``(offset, length)``."""
+        data = orjson.dumps(value)
+        self.file.seek(self.end)
+        self.file.write(data)
+        ref = (self.end, len(data))
+        self.end += len(data)
+        return ref
+
+    def get(self, ref: tuple[int, int]) -> Any:
+        """The value kept at ``ref``."""
+        self.file.seek(ref[0])
+        return orjson.loads(self.file.read(ref[1]))
+
+    def close(self) -> None:
+        """Remove the file."""
+        self.file.close()
+
+
+class StateStore:
+    """The heavy parts of records kept in an incremental export's state (as records of their
+    own, by sha256: :meth:`exporter.export_state.ExportState.store_record`), where a reused run
+    finds them without reading them until they are needed."""
+
+    def __init__(self, state: ExportState) -> None:
+        self.state = state
+
+    def put(self, value: Any) -> str:
+        """Keep ``value`` (JSON); returns its sha256."""
+        return self.state.store_record(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+
+    def has(self, digest: str) -> bool:
+        """Whether the part ``digest`` is kept."""
+        return self.state.has_record(digest)
+
+    def get(self, digest: str) -> Any:
+        """The value kept as ``digest``.
+
+        Raises:
+            BadInput: it is gone or altered (names the state folder; the next export reads
+                every run again).
+        """
+        value = self.state.record(digest)
+        if value is None:
+            raise BadInput(self.state.folder, f"record part {digest[:12]} is missing or altered mid-export")
+        return value
+
+
 @dataclass
 class RunEntry:
-    """One run of the site being built: its ``record`` (see the module), its ``task`` (the
-    masked TaskInfo when read in this export, None when reused) and whether it was ``reused``."""
+    """One run of the site being built: its ``record`` (see the module) without its
+    :data:`HEAVY_PARTS`, which :meth:`part` reads back from its ``store`` (the export's spool,
+    or the incremental state); its ``task`` (the masked TaskInfo when read in this export,
+    None when reused) and whether it was ``reused``."""
 
     folder: Path
     record: dict[str, Any]
     task: TaskInfo | None = None
     reused: bool = False
+    store: Spool | StateStore | None = None
+    heavy: dict[str, Any] = field(default_factory=dict)
+    """Each of :data:`HEAVY_PARTS` -> where ``store`` keeps it."""
+
+    def part(self, name: str) -> Any:
+        """The record's part ``name`` (one of :data:`HEAVY_PARTS`), read back from the store."""
+        return self.store.get(self.heavy[name]) if self.store is not None else self.record[name]
 
 
 def check_sizes(files: dict[str, bytes]) -> None:
@@ -286,12 +358,15 @@ def keep_run(folder: Path, made: MadeRun, context: ExportContext, key: str | Non
     context.claim(record["run_id"], folder)
     for relative, data in made.files.items():
         context.sink.write(relative, data)
+    store = StateStore(context.saved) if context.saved is not None else context.spool
+    heavy = {name: store.put(record.pop(name)) for name in HEAVY_PARTS}
     if context.saved is not None:
+        light = orjson.dumps({**record, "heavy": heavy}, option=orjson.OPT_SORT_KEYS)
         context.saved.runs[text_digest(os.path.realpath(folder))] = {
-            "key": key or "", "record": context.saved.store_record(made.record), "id": text_digest(made.raw_run_id),
-            "task_ref": text_digest(made.raw_task_id),
+            "key": key or "", "record": context.saved.store_record(light), "heavy": sorted(heavy.values()),
+            "id": text_digest(made.raw_run_id), "task_ref": text_digest(made.raw_task_id),
             "world": context.world.get(text_digest(made.raw_task_id), NO_TASK_FOLDER)}
-    return RunEntry(folder, record, made.task)
+    return RunEntry(folder, record, made.task, False, store, heavy)
 
 
 def read_entry(folder: Path, context: ExportContext, key: str | None = None) -> RunEntry:
@@ -341,8 +416,11 @@ def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | N
             or context.world.get(entry.get("task_ref", ""), NO_TASK_FOLDER) != entry.get("world")):
         return None
     record = state.record(entry["record"])
-    if record is None:
+    store = StateStore(state)
+    if record is None or not isinstance(record.get("heavy"), dict) or not all(
+            isinstance(record["heavy"].get(name), str) and store.has(record["heavy"][name]) for name in HEAVY_PARTS):
         return None
+    heavy = record.pop("heavy")
     context.claim(record["run_id"], folder)
     linked: list[str] = []
     for relative, digest in record["files"].items():
@@ -353,7 +431,7 @@ def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | N
         linked.append(relative)
     if context.saved is not None:
         context.saved.runs[text_digest(os.path.realpath(folder))] = dict(entry)
-    return RunEntry(folder, record, reused=True)
+    return RunEntry(folder, record, None, True, store, heavy)
 
 
 def folder_key(folder: Path) -> str:

@@ -130,7 +130,7 @@ def write_heads(entries: list[RunEntry], tasks: dict[str, SiteTask], context: Ex
         if entry.reused and previous.get(task.id) == task.digest and context.sink.reuse(
                 relative, context.sink.previous.get(relative, "")):
             continue
-        head = head_from_parts(entry.record["head"], _task_document(task, context))
+        head = head_from_parts(entry.part("head"), _task_document(task, context))
         context.sink.write(relative, _json_bytes(_checked(RunHead, head)))
 
 
@@ -165,9 +165,9 @@ def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask]) -> tuple[d
 
 def _gallery(entries: list[RunEntry]) -> dict[str, Any]:
     """The gallery data of :func:`exporter.render.render_pages`, from the records."""
-    gallery = check_gallery_from_records([entry.record["gallery"]["checks"] for entry in entries])
-    episodes = [(entry.record["run_id"], entry.record["gallery"]) for entry in entries
-                if entry.record["gallery"]["penalties"] is not None]
+    gallery = check_gallery_from_records(entry.part("gallery")["checks"] for entry in entries)
+    episodes = [(entry.record["run_id"], part) for entry in entries
+                if (part := entry.part("gallery"))["penalties"] is not None]
     gallery["penalties"] = penalty_gallery_from_records([(run_id, g["penalties"]) for run_id, g in episodes])
     gallery["outcomes"] = outcome_gallery_from_records([(run_id, g["outcomes"]) for run_id, g in episodes])
     return gallery

@@ -3,9 +3,10 @@
 A run folder's *key* is the sorted ``(relative path, size, mtime_ns, inode)`` of its regular
 files (:func:`key_of`, the key ``alertforge view`` uses too). Its *record* (built by
 :mod:`exporter.export_runs`) holds what the site's shared files need from the run: its summary
-row, search tokens, gallery entries, head parts, task, the paths and sha256 of its own files;
-only masked text, never a secret. Records are stored by their sha256 under the state folder
-of the site (``records/<sha256>.json``, never rewritten); ``state.json`` maps each run folder
+row, search tokens, task, the paths and sha256 of its own files, and by sha256 its two heavy
+parts (head parts, gallery entries), each stored as a record of its own so a reused run's are
+read only when needed; only masked text, never a secret. Records are stored by their sha256
+under the state folder of the site (``records/<sha256>.json``, never rewritten); ``state.json`` maps each run folder
 (by the sha256 of its real path) to its key's digest and record, and says which site it
 describes: the sha256 of that site's ``site-manifest.json``.
 
@@ -33,7 +34,7 @@ import orjson
 from contract.files import write_atomic
 from contract.task_roots import TaskIndex
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 MAX_SITES = 16
 """State folders kept (the least recently used others are removed)."""
 MAX_FILES = 200_000
@@ -165,6 +166,10 @@ class ExportState:
             return None
         return orjson.loads(data) if hashlib.sha256(data).hexdigest() == digest else None
 
+    def has_record(self, digest: str) -> bool:
+        """Whether a record is stored as ``digest`` (not read: :meth:`record` checks its bytes)."""
+        return (self.folder / RECORDS / f"{digest}.json").is_file()
+
     def store_record(self, data: bytes) -> str:
         """Keep a record's bytes; returns their sha256 (its name). Best effort: a state that
         cannot be written only makes the next export read every run."""
@@ -184,7 +189,8 @@ class ExportState:
                  "options": self.options, "runs": self.runs, "tasks": self.tasks, "pages": self.pages}
         try:
             write_atomic(self.folder / STATE, orjson.dumps(state, option=orjson.OPT_SORT_KEYS))
-            named = {f"{entry['record']}.json" for entry in self.runs.values()}
+            named = {f"{digest}.json" for entry in self.runs.values()
+                     for digest in (entry["record"], *entry.get("heavy", ()))}
             for path in (self.folder / RECORDS).iterdir():
                 if path.name not in named:
                     path.unlink(missing_ok=True)

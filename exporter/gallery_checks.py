@@ -9,6 +9,7 @@ added to the page of the check's family, of its requirement's kind and of its ca
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from exporter.blame import blame_at
@@ -107,9 +108,9 @@ def run_check_pages(document: dict[str, Any], task: TaskInfo, steps: list[dict[s
 AXES = {axis.name: axis for axis in (FAMILY, KIND, CAUSE)}
 
 
-def check_gallery_from_records(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+def check_gallery_from_records(runs: Iterable[list[dict[str, Any]]]) -> dict[str, Any]:
     """:func:`build_check_gallery`'s result from each run's :func:`run_check_pages`, the runs in
-    run_id order."""
+    run_id order (read once: an iterator keeps only one run's entries in memory)."""
     pages: dict[str, FailureKind] = {}
     for records in runs:
         for record in records:
