@@ -30,6 +30,50 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _dict_or_empty(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _metrics_fields(metrics: dict[str, Any] | None) -> dict[str, Any]:
+    """Token counts (``TOKEN_KEYS``, numbers only), ``finish_reason`` and ``llm_calls`` from
+    a step's ATIF ``metrics``; a key is absent when the metrics do not report it."""
+    fields: dict[str, Any] = {}
+    for key in TOKEN_KEYS:
+        if metrics and _number(metrics.get(key)):
+            fields[key] = metrics[key]
+    metrics_extra = _dict_or_empty((metrics or {}).get("extra"))
+    if isinstance(metrics_extra.get("finish_reason"), str):
+        fields["finish_reason"] = metrics_extra["finish_reason"]
+    if _number(metrics_extra.get("llm_calls")):
+        fields["llm_calls"] = metrics_extra["llm_calls"]
+    return fields
+
+
+def _quirks(info: dict[str, Any]) -> list[dict[str, str]]:
+    """``[{code, text}]``: the reply's quirk codes, then the stop reason when not among them."""
+    codes = [code for code in info.get("quirks") or [] if isinstance(code, str)]
+    stopped = info.get("stopped") if isinstance(info.get("stopped"), dict) else None
+    if stopped and isinstance(stopped.get("reason"), str) and stopped["reason"] not in codes:
+        codes.append(stopped["reason"])
+    return [{"code": code, "text": QUIRK_TEXTS.get(code, code)} for code in codes]
+
+
+def _malformed(step: dict[str, Any]) -> bool:
+    """Whether the step's first call's arguments were kept as ``{"invalid_arguments": text}``."""
+    calls = step.get("tool_calls") or [{}]
+    arguments = calls[0].get("arguments") if isinstance(calls[0], dict) else None
+    return isinstance(arguments, dict) and list(arguments) == ["invalid_arguments"]
+
+
+def _raw_reply_fields(info: dict[str, Any]) -> dict[str, Any]:
+    """The non-empty raw-reply fields of ``extra.llm`` under the viewer's names."""
+    return {name: info[key] for key, name in (("raw_reply", "raw_reply"),
+                                              ("raw_replies", "raw_replies"),
+                                              ("replies_without_tool_call", "replies"),
+                                              ("stopped", "stopped"))
+            if info.get(key)}
+
+
 def llm_part(step: dict[str, Any]) -> dict[str, Any] | None:
     """A site step's ``llm`` block, or None for a step no model produced.
 
@@ -39,7 +83,7 @@ def llm_part(step: dict[str, Any]) -> dict[str, Any] | None:
     ``malformed``: the step's call arguments were not a JSON object (kept as
     ``{"invalid_arguments": text}``).
     """
-    extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
+    extra = _dict_or_empty(step.get("extra"))
     info = extra.get("llm") if isinstance(extra.get("llm"), dict) else None
     metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else None
     if info is None and metrics is None:
@@ -48,26 +92,10 @@ def llm_part(step: dict[str, Any]) -> dict[str, Any] | None:
     part: dict[str, Any] = {"model": step.get("model_name") or info.get("model"),
                             "llm_calls": step.get("llm_call_count") or 0,
                             "implicit_submit": info.get("implicit_submit") is True}
-    for key in TOKEN_KEYS:
-        if metrics and _number(metrics.get(key)):
-            part[key] = metrics[key]
-    metrics_extra = (metrics or {}).get("extra") if isinstance((metrics or {}).get("extra"), dict) else {}
-    if isinstance(metrics_extra.get("finish_reason"), str):
-        part["finish_reason"] = metrics_extra["finish_reason"]
-    if _number(metrics_extra.get("llm_calls")):
-        part["llm_calls"] = metrics_extra["llm_calls"]
-    codes = [code for code in info.get("quirks") or [] if isinstance(code, str)]
-    stopped = info.get("stopped") if isinstance(info.get("stopped"), dict) else None
-    if stopped and isinstance(stopped.get("reason"), str) and stopped["reason"] not in codes:
-        codes.append(stopped["reason"])
-    part["quirks"] = [{"code": code, "text": QUIRK_TEXTS.get(code, code)} for code in codes]
-    calls = step.get("tool_calls") or [{}]
-    arguments = calls[0].get("arguments") if isinstance(calls[0], dict) else None
-    part["malformed"] = isinstance(arguments, dict) and list(arguments) == ["invalid_arguments"]
-    for key, name in (("raw_reply", "raw_reply"), ("raw_replies", "raw_replies"),
-                      ("replies_without_tool_call", "replies"), ("stopped", "stopped")):
-        if info.get(key):
-            part[name] = info[key]
+    part.update(_metrics_fields(metrics))
+    part["quirks"] = _quirks(info)
+    part["malformed"] = _malformed(step)
+    part.update(_raw_reply_fields(info))
     return part
 
 
