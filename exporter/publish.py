@@ -179,6 +179,27 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_m
     site = Tree(site_dir)
     paths = site_files(site_dir)
     relatives = [path.relative_to(site_dir).as_posix() for path in paths]
+    _refuse_names(relatives, with_media)
+    staged: dict[str, bytes] = {}
+    groups = _text_part_groups(relatives) if redactor is not None else {}
+    for (_, _, field), parts in groups.items():
+        staged.update(zip(parts, _redact_long_text(site, parts, field, redactor)))
+    for path, rel in zip(paths, relatives):
+        _refuse_if_too_big(path, rel)
+        if rel not in staged:
+            staged[rel] = _staged_bytes(site, rel, redactor)
+    _write_staged(stage, staged)
+    if redactor is not None:
+        _drop_secret_tokens(stage, redactor.secrets)
+
+
+def _refuse_names(relatives: list[str], with_media: bool) -> None:
+    """Refuse a site whose file names (relative, posix) a Space cannot hold.
+
+    Raises:
+        PublishRefused: a name that is not UTF-8, or media files without ``with_media``
+            (names the first).
+    """
     for rel in relatives:
         try:
             rel.encode("utf-8")
@@ -191,40 +212,59 @@ def stage_site(site_dir: Path, stage: Path, redactor: Redactor | None, *, with_m
                              "runs' agents saw) under data/media/: no scan can read pixels or sound "
                              "for secrets; look at them, then publish with --with-media (or export "
                              "again with --no-media); nothing uploaded")
-    staged: dict[str, bytes] = {}
-    groups = _text_part_groups(relatives) if redactor is not None else {}
-    for (_, _, field), parts in groups.items():
-        staged.update(zip(parts, _redact_long_text(site, parts, field, redactor)))
-    for path, rel in zip(paths, relatives):
-        size = path.lstat().st_size
-        if size > MAX_FILE_BYTES:
-            raise PublishRefused(rel, f"{size:,d} bytes, over the 10 MB limit ({MAX_FILE_BYTES:,d} "
-                                 "bytes) for a file in a Space; nothing uploaded")
-        if rel in staged:
-            continue
-        data = site.read_bytes(rel, cap=MAX_FILE_BYTES)
-        if rel.startswith(MEDIA_FOLDER):
-            problem = published_problem(data, Path(rel).suffix)
-            if problem:
-                raise PublishRefused(rel, f"{problem}: a media file of a site holds only what export "
-                                     "writes (export the site again); nothing uploaded")
-            if redactor is not None:
-                _refuse_if_secret(rel, data.decode("latin-1"), redactor, "in its bytes (a media file)")
-                for text in clean_media(data, "image" if rel.endswith(".png") else "audio").payload_texts():
-                    _refuse_if_secret(rel, text, redactor, "in its pixels or frames (a media file)")
-        if redactor is not None:
-            if redactor.find(rel, entropy=False):
-                raise PublishRefused(rel, "the file name looks like it holds a secret, which cannot "
-                                     "be masked without breaking the site; export it again")
-            if not rel.startswith(MEDIA_FOLDER):
-                data = _stage_file(rel, data, redactor)
-        staged[rel] = data
+
+
+def _refuse_if_too_big(path: Path, rel: str) -> None:
+    """Raises PublishRefused when the file at ``path`` (not followed) is over 10 MB."""
+    size = path.lstat().st_size
+    if size > MAX_FILE_BYTES:
+        raise PublishRefused(rel, f"{size:,d} bytes, over the 10 MB limit ({MAX_FILE_BYTES:,d} "
+                             "bytes) for a file in a Space; nothing uploaded")
+
+
+def _refuse_bad_media(rel: str, data: bytes, redactor: Redactor | None) -> None:
+    """Refuse a media file that is not exactly what export writes or, with ``redactor``, holds a
+    token format in its bytes or in its pixels' or frames' payload texts.
+
+    Raises:
+        PublishRefused: either problem, naming the file.
+    """
+    problem = published_problem(data, Path(rel).suffix)
+    if problem:
+        raise PublishRefused(rel, f"{problem}: a media file of a site holds only what export "
+                             "writes (export the site again); nothing uploaded")
+    if redactor is not None:
+        _refuse_if_secret(rel, data.decode("latin-1"), redactor, "in its bytes (a media file)")
+        for text in clean_media(data, "image" if rel.endswith(".png") else "audio").payload_texts():
+            _refuse_if_secret(rel, text, redactor, "in its pixels or frames (a media file)")
+
+
+def _staged_bytes(site: Tree, rel: str, redactor: Redactor | None) -> bytes:
+    """The bytes the stage holds for the site file ``rel``: media checked and copied as is,
+    other files masked by :func:`_stage_file` when there is a ``redactor``.
+
+    Raises:
+        PublishRefused: as :func:`_refuse_bad_media` and :func:`_stage_file`, or a file name
+            that looks like it holds a secret.
+    """
+    data = site.read_bytes(rel, cap=MAX_FILE_BYTES)
+    if rel.startswith(MEDIA_FOLDER):
+        _refuse_bad_media(rel, data, redactor)
+    if redactor is not None:
+        if redactor.find(rel, entropy=False):
+            raise PublishRefused(rel, "the file name looks like it holds a secret, which cannot "
+                                 "be masked without breaking the site; export it again")
+        if not rel.startswith(MEDIA_FOLDER):
+            data = _stage_file(rel, data, redactor)
+    return data
+
+
+def _write_staged(stage: Path, staged: dict[str, bytes]) -> None:
+    """Write each staged file (relative posix path -> bytes) under ``stage``."""
     for rel, data in staged.items():
         target = stage / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    if redactor is not None:
-        _drop_secret_tokens(stage, redactor.secrets)
 
 
 def listing(folder: Path, space: str, masked: int) -> dict[str, Any]:
