@@ -10,7 +10,7 @@ the threshold, the outage window and the checks' evaluation times.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 _SERIES = re.compile(r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(?:\{(.*)\})?\s*$")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -214,6 +214,68 @@ def _alert_targets(requirement: dict[str, Any]) -> dict[str, Any] | None:
     return targets
 
 
+class _CheckReading(NamedTuple):
+    """What one check's plot is drawn from: its requirement's ``targets``, the scenario and
+    service, the evaluation time and windows (minutes), the alert kind and the plot's key."""
+
+    targets: dict[str, Any]
+    scenario_id: Any
+    service: str
+    eval_min: float
+    windows: dict[str, float]
+    kind: str
+    key: str
+
+
+def _read_check(check: dict[str, Any], requirements: dict[Any, dict[str, Any]],
+                scenarios: dict[Any, dict[str, Any]]) -> _CheckReading | None:
+    """A check's plot reading, or None when it has none: its requirement is no alert or repair
+    on a service, its scenario is unknown, or its ``eval_time`` is no promtool duration."""
+    probe = check.get("probe") or {}
+    requirement = requirements.get(check.get("req"))
+    targets = _alert_targets(requirement) if requirement else None
+    scenario_id = probe.get("scenario")
+    eval_min = duration_minutes(probe.get("eval_time"))
+    if targets is None or scenario_id not in scenarios or eval_min is None:
+        return None
+    service = targets["service"]
+    windows = {
+        name: duration_minutes(text)
+        for name, text in sorted((targets.get("windows") or {}).items())
+        if duration_minutes(text)
+    }
+    condition = targets.get("condition")
+    kind = condition.get("type", "burn") if isinstance(condition, dict) else "burn"
+    key = f"{scenario_id}|{service}" + ("|up" if kind == "down" else "")
+    return _CheckReading(targets, scenario_id, service, eval_min, windows, kind, key)
+
+
+def _plot_series(inputs: list[dict[str, Any]], reading: _CheckReading
+                 ) -> tuple[dict[str, list[float | None]] | None, str]:
+    """``(series, quantity)`` of a plot by the alert's kind: targets up for ``down``, the share
+    of slow requests for ``latency-burn`` (with a ``latency_le``), else the error ratio;
+    ``series`` is None when the scenario's inputs cannot give it."""
+    targets, service = reading.targets, reading.service
+    if reading.kind == "down":
+        return up_series(inputs, service), "targets up"
+    windows = sorted(set(reading.windows.values()))
+    if reading.kind == "latency-burn" and targets.get("latency_le"):
+        series = slow_ratio_series(inputs, service, str(targets["latency_le"]), windows)
+        return series, f"share of requests slower than {targets['latency_le']} s"
+    return error_ratio_series(inputs, service, windows), "error ratio"
+
+
+def _phases(scenario: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A scenario's ``phases`` per service, each service's outages appended as
+    ``{start, end, outage}`` (``outage``: how, default ``down``)."""
+    phases = {name: list(items) for name, items in (scenario.get("phases") or {}).items()}
+    for name, items in (scenario.get("outages") or {}).items():
+        phases.setdefault(name, []).extend(
+            {"start": o.get("start"), "end": o.get("end"), "outage": o.get("how", "down")}
+            for o in items if isinstance(o, dict))
+    return phases
+
+
 def scenario_plots(catalog: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Plot data for a catalog: ``(plots, check_plots)``.
 
@@ -232,55 +294,29 @@ def scenario_plots(catalog: dict[str, Any]) -> tuple[dict[str, Any], dict[str, d
     plots: dict[str, Any] = {}
     check_plots: dict[str, dict[str, Any]] = {}
     for check in catalog.get("checks") or []:
-        probe = check.get("probe") or {}
-        requirement = requirements.get(check.get("req"))
-        targets = _alert_targets(requirement) if requirement else None
-        scenario_id = probe.get("scenario")
-        eval_min = duration_minutes(probe.get("eval_time"))
-        if targets is None or scenario_id not in scenarios or eval_min is None:
+        reading = _read_check(check, requirements, scenarios)
+        if reading is None:
             continue
-        service = targets["service"]
-        windows = {
-            name: duration_minutes(text)
-            for name, text in sorted((targets.get("windows") or {}).items())
-            if duration_minutes(text)
-        }
-        condition = targets.get("condition")
-        kind = condition.get("type", "burn") if isinstance(condition, dict) else "burn"
-        key = f"{scenario_id}|{service}" + ("|up" if kind == "down" else "")
+        key = reading.key
         if key not in plots:
-            inputs = input_series.get(scenario_id) or []
-            if kind == "down":
-                series, quantity = up_series(inputs, service), "targets up"
-            elif kind == "latency-burn" and targets.get("latency_le"):
-                series = slow_ratio_series(inputs, service, str(targets["latency_le"]),
-                                           sorted(set(windows.values())))
-                quantity = f"share of requests slower than {targets['latency_le']} s"
-            else:
-                series = error_ratio_series(inputs, service, sorted(set(windows.values())))
-                quantity = "error ratio"
+            series, quantity = _plot_series(input_series.get(reading.scenario_id) or [], reading)
             if series is None:
                 continue
-            scenario = scenarios[scenario_id]
-            phases = {name: list(items) for name, items in (scenario.get("phases") or {}).items()}
-            for name, items in (scenario.get("outages") or {}).items():
-                phases.setdefault(name, []).extend(
-                    {"start": o.get("start"), "end": o.get("end"), "outage": o.get("how", "down")}
-                    for o in items if isinstance(o, dict))
+            scenario = scenarios[reading.scenario_id]
             plots[key] = {
-                "scenario": scenario_id,
-                "service": service,
-                "title": scenario.get("title") or scenario_id,
+                "scenario": reading.scenario_id,
+                "service": reading.service,
+                "title": scenario.get("title") or reading.scenario_id,
                 "horizon_min": scenario.get("horizon_min"),
-                "phases": phases,
+                "phases": _phases(scenario),
                 "quantity": quantity,
                 "series": series,
             }
-        threshold = targets.get("threshold") if kind != "down" else None
+        threshold = reading.targets.get("threshold") if reading.kind != "down" else None
         check_plots[check["id"]] = {
             "plot": key,
             "threshold": threshold if isinstance(threshold, (int, float)) else None,
-            "windows": windows,
-            "eval_min": eval_min,
+            "windows": reading.windows,
+            "eval_min": reading.eval_min,
         }
     return plots, check_plots
