@@ -42,7 +42,7 @@ from exporter.redact import Redactor
 from exporter.renaming import Renaming
 from exporter.run_folders import find_run_folders
 from exporter.site_data import GENERATED_BY
-from exporter.site_swap import Staging, crash_point, foreign_files, recover
+from exporter.site_swap import Staging, crash_point
 from exporter.task_folder import TaskInfo
 
 IN_FLIGHT_PER_WORKER = 2
@@ -255,31 +255,29 @@ def export_site(
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(out_dir, "output path exists and is not a folder")
     _check_output_folder(out_dir, [Path(p) for p in run_dirs])
-    recover(out_dir)
-    foreign = foreign_files(out_dir)
-    if foreign:
-        raise BadInput(out_dir, "holds files no previous export wrote: " + ", ".join(foreign[:8])
-                       + (f" and {len(foreign) - 8} more" if len(foreign) > 8 else "")
-                       + "; they are never deleted: move them away or export into a new folder")
+    staging = Staging(out_dir)  # recovers a killed export's leftovers, refuses foreign files
     if redactor is True:
         redactor = Redactor()
     elif redactor is False:
         redactor = None
     index = task_index if task_index is not None else TaskIndex()
-    staging = Staging(out_dir)
     context = ExportContext(staging, index, Renaming(redactor, memo) if redactor is not None else None, with_media)
     context.engine = engine if engine is not None and engine.name != "local" else None
     if incremental is not False:
         _start_incremental(context, out_dir, None if incremental is True else Path(incremental))
     skipped: list[dict] = []
     try:
-        built = _build([Path(p) for p in run_dirs], SITE_DIR, context, skipped, memo)
-    except BaseException:
-        staging.abort()
-        raise
-    manifest = staging.commit(GENERATED_BY)
-    if context.saved is not None:
-        context.saved.save(manifest)
+        try:
+            built = _build([Path(p) for p in run_dirs], SITE_DIR, context, skipped, memo)
+        except BaseException:
+            staging.abort()
+            raise
+        manifest = staging.commit(GENERATED_BY)
+        if context.saved is not None:
+            context.saved.save(manifest)
+    finally:
+        if context.saved is not None:
+            context.saved.release()
     return {
         "skipped": skipped, "runs": built.runs, "tasks": built.tasks,
         "files": len(staging.files), "bytes": staging.bytes, "out_dir": str(out_dir),
@@ -294,6 +292,7 @@ def _start_incremental(context: ExportContext, out_dir: Path, root: Path | None)
     the new one."""
     options = options_digest(GENERATED_BY, context.redactor, context.with_media)
     context.saved = ExportState.for_site(out_dir, options, root)
+    context.saved.hold()
     context.world = task_world(context.index)
     manifest = out_dir / "site-manifest.json"
     if context.sink.previous and manifest.is_file() and not manifest.is_symlink():

@@ -126,9 +126,10 @@ def task_parts_of(task: TaskInfo) -> tuple[str, dict, dict]:
     return digest, document, inputs
 
 
-HEAVY_PARTS = ("head", "gallery")
+HEAVY_PARTS = ("head", "gallery", "tokens")
 """The parts of a record kept on disk (:class:`Spool`) while an export runs: most of its bytes
-(the steps of the run's head, its gallery entries), each needed once, at the end."""
+(the steps of the run's head, its gallery entries, its search tokens), each needed once, at
+the end."""
 
 
 class Spool:

@@ -151,7 +151,7 @@ def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask]) -> tuple[d
         files[f"data/runs-index/{number}.json"] = _json_bytes(shard)
     search = SearchIndex()
     for number, entry in enumerate(entries):
-        search.add_tokens(number, entry.record["tokens"])
+        search.add_tokens(number, entry.part("tokens"))
     search_shards = search.shards()
     for number, shard in enumerate(search_shards):
         files[f"data/search/{number}.json"] = _json_bytes(shard)

@@ -3,8 +3,8 @@
 A run folder's *key* is the sorted ``(relative path, size, mtime_ns, inode)`` of its regular
 files (:func:`key_of`, the key ``alertforge view`` uses too). Its *record* (built by
 :mod:`exporter.export_runs`) holds what the site's shared files need from the run: its summary
-row, search tokens, task, the paths and sha256 of its own files, and by sha256 its two heavy
-parts (head parts, gallery entries), each stored as a record of its own so a reused run's are
+row, task, the paths and sha256 of its own files, and by sha256 its heavy parts (head parts,
+gallery entries, search tokens), each stored as a record of its own so a reused run's are
 read only when needed; only masked text, never a secret. Records are stored by their sha256
 under the state folder of the site (``records/<sha256>.json``, never rewritten); ``state.json`` maps each run folder
 (by the sha256 of its real path) to its key's digest and record, and says which site it
@@ -21,10 +21,12 @@ or a changed exporter costs time, never a wrong site.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import platform
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,12 +36,15 @@ import orjson
 from contract.files import write_atomic
 from contract.task_roots import TaskIndex
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 MAX_SITES = 16
 """State folders kept (the least recently used others are removed)."""
 MAX_FILES = 200_000
 """Files looked at under one path for its key; past that the key covers the first ones (in
 walk order)."""
+RECENT_S = 600
+"""A state folder used this recently is never removed (another export may be using it)."""
+LOCK = "lock"
 STATE = "state.json"
 RECORDS = "records"
 _ROOT = Path(__file__).resolve().parents[1]
@@ -137,6 +142,7 @@ class ExportState:
     tasks: dict[str, str] = field(default_factory=dict)
     pages: dict[str, str] = field(default_factory=dict)
     """A gallery page's file -> the digest of what it was rendered from."""
+    _lock: Any = field(default=None, repr=False)
 
     @classmethod
     def for_site(cls, out_dir: Path, options: str, root: Path | None = None) -> ExportState:
@@ -198,7 +204,27 @@ class ExportState:
         except OSError:
             pass
 
+    def hold(self) -> None:
+        """Hold this state folder for the export now running (an exclusive lock on its
+        ``lock`` file, waiting for another export of the same site): no other export removes
+        it meanwhile (:meth:`_forget_others`). Best effort: a folder that cannot be made or
+        locked is simply not protected."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._lock = open(self.folder / LOCK, "a+b")  # noqa: SIM115 - released by release()
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+        except OSError:
+            self._lock = None
+
+    def release(self) -> None:
+        """Let the folder go (see :meth:`hold`)."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
     def _forget_others(self, keep: int) -> None:
+        """Remove the other sites' state folders beyond the ``keep`` most recently used, except
+        those used in the last :data:`RECENT_S` seconds or held by a running export."""
         def used(folder: Path) -> float:
             try:
                 return (folder / STATE).stat().st_mtime
@@ -207,5 +233,13 @@ class ExportState:
 
         others = [p for p in self.folder.parent.iterdir() if p.is_dir() and not p.is_symlink()
                   and p != self.folder and len(p.name) == 16 and (p / RECORDS).is_dir()]
+        now = time.time()
         for stale in sorted(others, key=used, reverse=True)[keep - 1:]:
-            shutil.rmtree(stale, ignore_errors=True)
+            if now - used(stale) < RECENT_S:
+                continue
+            try:
+                with open(stale / LOCK, "a+b") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    shutil.rmtree(stale, ignore_errors=True)
+            except OSError:
+                continue  # held by an export running now
