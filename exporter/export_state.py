@@ -195,6 +195,7 @@ class ExportState:
                  "options": self.options, "runs": self.runs, "tasks": self.tasks, "pages": self.pages}
         try:
             write_atomic(self.folder / STATE, orjson.dumps(state, option=orjson.OPT_SORT_KEYS))
+            (self.folder / RECORDS).mkdir(exist_ok=True)
             named = {f"{digest}.json" for entry in self.runs.values()
                      for digest in (entry["record"], *entry.get("heavy", ()))}
             for path in (self.folder / RECORDS).iterdir():

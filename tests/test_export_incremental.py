@@ -170,3 +170,26 @@ def test_a_killed_incremental_export_leaves_the_old_site(tmp_path):
 def test_a_kill_at_every_write_point_leaves_a_whole_site(tmp_path):
     _killed_export_leaves_a_whole_site(tmp_path, ["export:run:1", "export:run:3", "export:run:5", "export:staged",
                                                   "export:manifest", "export:swapped", "export:removed"])
+
+
+def test_other_sites_states_are_bounded_but_never_one_in_use(tmp_path):
+    """Past ``keep`` sites, the least recently used states are removed, except one held by a
+    running export (its lock) or used in the last RECENT_S seconds."""
+    from exporter.export_state import RECENT_S, ExportState
+
+    root = tmp_path / "cache"
+    states = [ExportState.for_site(tmp_path / f"site-{n}", "options", root) for n in range(4)]
+    for number, state in enumerate(states):
+        state.save(b"manifest")
+        old = 1_000_000 + number  # long ago, in this order of use
+        os.utime(state.folder / "state.json", (old, old))
+    states[1].hold()  # an export of site-1 is running
+    os.utime(states[2].folder / "state.json")  # site-2 was used just now
+    newest = ExportState.for_site(tmp_path / "site-new", "options", root)
+    newest.save(b"manifest", keep=2)
+    kept = {path.name for path in root.iterdir()}
+    assert kept == {states[1].folder.name, states[2].folder.name, newest.folder.name}, RECENT_S
+    states[1].release()
+    os.utime(states[2].folder / "state.json", (1, 1))
+    ExportState.for_site(tmp_path / "site-new", "options", root).save(b"manifest", keep=2)
+    assert len(list(root.iterdir())) == 2  # the newest and the most recently used other
