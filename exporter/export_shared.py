@@ -211,7 +211,9 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
     write_heads(entries, tasks, context)
     files, index = _index_files(entries, tasks)
     check_sizes(files)
-    files.update(render_pages(site_dir / "templates", index, _gallery(entries), _page_reuse(site_dir, context)))
+    bytecode = context.saved.folder.parent / "templates" if context.saved is not None else None
+    files.update(render_pages(site_dir / "templates", index, _gallery(entries), _page_reuse(site_dir, context),
+                              bytecode))
     files.update(_static_files(site_dir / "static"))
     files.update(page_assets(site_dir / "static"))
     for relative, data in sorted(files.items()):

@@ -39,9 +39,19 @@ def format_rate(value: Any) -> str:
     return f"{value * 100:.0f}%"
 
 
-def template_environment(templates_dir: Path) -> jinja2.Environment:
-    """A jinja2 environment over ``templates_dir``: autoescape on for all templates, strict undefined."""
+def template_environment(templates_dir: Path, bytecode: Path | None = None) -> jinja2.Environment:
+    """A jinja2 environment over ``templates_dir``: autoescape on for all templates, strict
+    undefined; with ``bytecode`` (a folder), compiled templates are kept there between runs
+    (jinja2's FileSystemBytecodeCache, keyed by each template's source checksum)."""
+    cache = None
+    if bytecode is not None:
+        try:
+            bytecode.mkdir(parents=True, exist_ok=True)
+            cache = jinja2.FileSystemBytecodeCache(str(bytecode))
+        except OSError:
+            cache = None
     environment = jinja2.Environment(
+        bytecode_cache=cache,
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -114,7 +124,7 @@ def _render(environment: jinja2.Environment, templates_dir: Path, name: str, **c
 
 def render_pages(
     templates_dir: Path, index: dict[str, Any], gallery: dict[str, Any] | None = None,
-    reuse: Callable[[str, dict[str, Any]], bool] | None = None,
+    reuse: Callable[[str, dict[str, Any]], bool] | None = None, bytecode: Path | None = None,
 ) -> dict[str, bytes]:
     """Every page as ``{relative path: UTF-8 bytes}``.
 
@@ -128,13 +138,14 @@ def render_pages(
     so their links reach the site's top. A failure kind's page is rendered from its part
     (:func:`exporter.gallery.paginate`) and the index's :data:`FOOTER_FIELDS` alone, so ``reuse(file, part)`` (an
     incremental export) may answer True to leave it out: the caller has it already.
+    ``bytecode``: as :func:`template_environment`'s.
 
     Raises:
         BadInput: the templates folder is missing or a template cannot be loaded or rendered.
     """
     if not templates_dir.is_dir():
         raise BadInput(templates_dir, "templates folder not found")
-    environment = template_environment(templates_dir)
+    environment = template_environment(templates_dir, bytecode)
     environment.globals["favicon"] = favicon_data_url(templates_dir.parent / "static")
     environment.globals["prefetch_script"], environment.globals["prefetch_hash"] = inline_script(
         templates_dir.parent / "static", "prefetch-run.js")
