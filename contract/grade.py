@@ -23,7 +23,8 @@ class RequirementScore(Strict):
 
     id: str
     kind: RequirementKind
-    weight: float
+    weight: float | int
+    """As the check catalog gives it (an integer stays one)."""
     q: float
     q_pristine: float
     s: float
@@ -126,8 +127,9 @@ class GradeResult(Strict):
         return [key for key in KEY_NAMES if key not in self.keys]
 
 
-def checked(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` itself once it validates as a :class:`GradeResult` with all 16 keys.
+def validated(result: dict[str, Any]) -> GradeResult:
+    """``result`` as a :class:`GradeResult` with all 16 keys; :func:`contract.base.dump` of it
+    gives ``result`` back (the fields it set, numbers of the same type).
 
     Raises:
         ValueError: the grader produced something else (a bug, never bad input).
@@ -135,4 +137,14 @@ def checked(result: dict[str, Any]) -> dict[str, Any]:
     model = GradeResult.model_validate(result)
     if model.missing_keys():
         raise ValueError(f"grade result lacks keys {model.missing_keys()}")
+    return model
+
+
+def checked(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` itself once it validates (:func:`validated`).
+
+    Raises:
+        ValueError: the grader produced something else (a bug, never bad input).
+    """
+    validated(result)
     return result

@@ -25,8 +25,8 @@ from contract.text import counted as plural_count
 GRADING_ROUTE = threading.local()
 """Where this thread's graded workspaces (recorder.environments.graded) grade:
 ``GRADING_ROUTE.grade(task_dir, root)`` when set (a Ray engine's driver threads,
-:mod:`engine.ray_engine`), else :func:`grader.grade.grade` in this process. The route returns
-the same GradeResult."""
+:mod:`engine.ray_engine`), else :func:`grader.grade.grade_result` in this process. The route
+returns the same :class:`contract.grade.GradeResult`."""
 
 
 def counted(fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:

@@ -34,6 +34,7 @@ from typing import Any
 from tqdm import tqdm
 
 from contract.errors import ClusterFailure
+from contract.grade import GradeResult, validated
 from contract.text import counted as plural_count
 from engine import ray_worker
 from engine.local import GRADING_ROUTE, grades_line
@@ -220,9 +221,10 @@ class RayEngine:
         ref.future().add_done_callback(done)
         return outer
 
-    def grade(self, task_dir: Path, workspace: Path) -> dict:
+    def grade(self, task_dir: Path, workspace: Path) -> GradeResult:
         """Grade ``workspace`` against ``task_dir`` on a Ray worker; the GradeResult (with
-        ``worker``) as :func:`grader.grade.grade` returns it, or its exception raised here.
+        ``worker``) as :func:`grader.grade.grade_result` returns it (it crosses processes as
+        its JSON form, :func:`engine.ray_worker.grade_files`), or its exception raised here.
 
         Raises:
             ClusterFailure: the grade's worker died on every attempt.
@@ -248,7 +250,7 @@ class RayEngine:
         self._count(worker, grades)
         if status == "raised":
             raise value.rebuild()
-        return value
+        return validated(value)
 
     def pool(self, jobs: int, *, writes: bool = False) -> Executor:
         """Jobs as Ray tasks; with ``writes``, driver threads whose grades are Ray tasks

@@ -152,7 +152,8 @@ def run_job(fn, args: tuple, tasks: dict[str, tuple[str, Any]]) -> tuple[str, An
 
 def grade_files(task_dir: str, files: dict[str, bytes], dirs: list[str]) -> dict:
     """The GradeResult of the workspace ``files`` (``{path in the repo: bytes}``) against the
-    task folder ``task_dir`` (already on this worker), with ``worker`` set."""
+    task folder ``task_dir`` (already on this worker), with ``worker`` set, as its JSON form
+    (the dict :func:`grader.grade.grade` returns: what crosses to the driver)."""
     from grader.grade import grade
 
     with tempfile.TemporaryDirectory(prefix="alertforge-ray-ws-") as tmp:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from contract.base import parse
 from contract.errors import BadInput
-from contract.grade import checked
+from contract.grade import GradeResult, checked, validated
 from contract.task import CheckCatalog
 from contract.task_roots import task_fingerprint
 from contract.untrusted import Tree
@@ -64,11 +64,23 @@ class Grader:
             self._tools = tool_versions()
         return dict(self._tools)
 
+    def grade_result(self, task_dir: str | Path, workspace: str | Path | None = None, *,
+                     pristine: dict[str, float] | None = None, keep: Path | None = None,
+                     causes: bool = True) -> GradeResult:
+        """:func:`grade_result` with this grader's cache; ``causes=False`` leaves failing
+        checks without a cause (the pristine scores need none)."""
+        return validated(self._result(task_dir, workspace, pristine, keep, causes))
+
     def grade(self, task_dir: str | Path, workspace: str | Path | None = None, *,
               pristine: dict[str, float] | None = None, keep: Path | None = None,
               causes: bool = True) -> dict:
-        """:func:`grade` with this grader's cache; ``causes=False`` leaves failing checks
-        without a cause (the pristine scores need none)."""
+        """:meth:`grade_result` as its JSON form (the dict ``alertforge grade --json`` prints)."""
+        return checked(self._result(task_dir, workspace, pristine, keep, causes))
+
+    def _result(self, task_dir: str | Path, workspace: str | Path | None,
+                pristine: dict[str, float] | None, keep: Path | None, causes: bool) -> dict:
+        """The grade as the evaluation builds it, with ``tools`` and ``timings`` (not yet
+        checked against :class:`GradeResult`)."""
         started = time.perf_counter()
         task_dir = Path(task_dir).resolve()
         catalog = load_catalog(task_dir)
@@ -89,13 +101,13 @@ class Grader:
         result["tools"] = self.tools()
         result["timings"] = {k: round(v, 4) for k, v in grading.timings.items()}
         result["timings"]["total_s"] = round(time.perf_counter() - started, 4)
-        return checked(result)
+        return result
 
     def pristine_scores(self, task_dir: Path, key: str | None = None) -> dict[str, float]:
         """:func:`pristine_scores` with this grader's cache."""
         key = key or task_fingerprint(task_dir)
         return self.cache.pristine_scores(key, lambda: {
-            r["id"]: r["q"] for r in self.grade(task_dir, None, pristine={}, causes=False)["requirements"]})
+            r.id: r.q for r in self.grade_result(task_dir, None, pristine={}, causes=False).requirements})
 
 
 DEFAULT_GRADER = Grader(GradeCache(store=ToolStore()))
@@ -105,14 +117,28 @@ folder (:mod:`grader.tool_store`). Code that must make the next grades run promt
 check, tests, the benchmark) calls ``DEFAULT_GRADER.cache.clear_replays()``."""
 
 
-def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
-          pristine: dict[str, float] | None = None, keep: Path | None = None) -> dict:
+def grade_result(task_dir: str | Path, workspace: str | Path | None = None, *,
+                 pristine: dict[str, float] | None = None, keep: Path | None = None) -> GradeResult:
     """Grade ``workspace`` (default: the task's pristine repo) against the task's catalog.
 
     ``pristine`` maps requirement id -> q of the pristine repo (computed, and cached per
     task content, when not given). ``keep`` copies the grader's temporary files (rule
-    files, promtool test files) there before they are removed. Returns the GradeResult dict of docs/formats.md.
-    Uses :data:`DEFAULT_GRADER`.
+    files, promtool test files) there before they are removed. Returns the
+    :class:`contract.grade.GradeResult`; its file form is :func:`contract.base.dump` of it
+    (the dict :func:`grade` returns). Uses :data:`DEFAULT_GRADER`.
+
+    Raises:
+        BadInput: the task folder or workspace is missing or the catalog is malformed.
+        promtool.GraderError: promtool failed in a way no check explains.
+    """
+    result = DEFAULT_GRADER.grade_result(task_dir, workspace, pristine=pristine, keep=keep)
+    DEFAULT_GRADER.graded += 1
+    return result
+
+
+def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
+          pristine: dict[str, float] | None = None, keep: Path | None = None) -> dict:
+    """:func:`grade_result` as the GradeResult dict of docs/formats.md (its JSON form).
 
     Raises:
         BadInput: the task folder or workspace is missing or the catalog is malformed.
@@ -132,7 +158,7 @@ def pristine_scores(task_dir: Path, key: str | None = None) -> dict[str, float]:
     return DEFAULT_GRADER.pristine_scores(task_dir, key)
 
 
-def check_states(result: dict) -> str:
+def check_states(result: GradeResult) -> str:
     """The check-state string of a grade: one character per check, 1 pass, 0 fail, - n/a."""
-    return "".join("-" if c["passed"] is None else ("1" if c["passed"] else "0")
-                   for c in result["checks"])
+    return "".join("-" if c.passed is None else ("1" if c.passed else "0")
+                   for c in result.checks)

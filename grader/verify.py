@@ -28,17 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("task", help="task folder (holds task.toml and tests/checks.json)")
     parser.add_argument("--workspace", required=True, help="the monitoring repo to grade")
     args = parser.parse_args(argv)
-    from grader.grade import grade
+    from contract.base import dump
+    from grader.grade import grade_result
 
     try:
-        result = grade(args.task, args.workspace)
+        result = grade_result(args.task, args.workspace)
     except BadInput as err:
         print(f"3ambench verifier: {err.path}: {err.problem}", file=sys.stderr)
         return 2
     except ToolFailure as err:
         print(f"3ambench verifier: grader error: {err}", file=sys.stderr)
         return 2
-    sys.stdout.write(dump_json(result).decode())
+    sys.stdout.write(dump_json(dump(result)).decode())
     return 0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import fixture_tasks
 
+from contract.grade import validated
 from contract.paths import TASKS_DIR, task_dirs
 from exporter.export import export_site
 from exporter.steps import recorded_config
@@ -34,10 +35,11 @@ def test_a_grade_with_an_unused_receiver_keeps_its_finding_on_the_recorded_step(
     result = grade(task, workspace)
     kinds = [(f["kind"], f["text"]) for f in result.get("findings") or []]
     assert any(kind == "unused-receiver" and "leftover-pager" in text for kind, text in kinds), kinds
-    summary = grade_summary(result, 0.5)
+    typed = validated(result)
+    summary = grade_summary(typed, 0.5)
     assert summary["findings"] == result["findings"]
     assert "version_differences" not in summary  # none here: left out, as the GradeResult does
-    assert "findings" not in grade_summary({**result, "findings": None}, 0.5)
+    assert "findings" not in grade_summary(typed.model_copy(update={"findings": None}), 0.5)
 
 
 def test_recorded_config_drops_what_has_another_shape():

@@ -40,35 +40,36 @@ def add_grade(sub) -> None:
 def grade_command(args: argparse.Namespace) -> int:
     """Print the reward, the score keys, the failed checks, the config findings and any
     inhibition version difference (or the GradeResult as JSON)."""
+    from contract.base import dump
     from contract.files import dump_json
-    from grader.grade import grade
+    from grader.grade import grade_result
 
     task = resolve_task(args.task, args.tasks)
-    result = grade(task, args.workspace)
+    result = grade_result(task, args.workspace)
     if args.json:
-        sys.stdout.write(dump_json(result).decode())
+        sys.stdout.write(dump_json(dump(result)).decode())
         return 0
-    keys = result["keys"]
-    print(f"{result['task_id']}: reward {keys['reward']:.4f} "
+    keys = result.keys
+    print(f"{result.task_id}: reward {keys['reward']:.4f} "
           f"({'solved' if keys['solved'] else 'not solved'})")
     for name, value in keys.items():
         print(f"  {name:16} {value}")
-    failed = [c for c in result["checks"] if c["passed"] is False]
+    failed = [c for c in result.checks if c.passed is False]
     shown = max(0, args.show_failed)
-    print(f"  checks failed: {len(failed)} of {len(result['checks'])}")
+    print(f"  checks failed: {len(failed)} of {len(result.checks)}")
     for check in failed[:shown]:
-        print(f"    {check['id']}: {check['detail']}")
+        print(f"    {check.id}: {check.detail}")
     if len(failed) > shown:
         print(f"    ... and {len(failed) - shown} more (--show-failed N, or --json)")
-    findings = result.get("findings") or []
+    findings = result.findings or []
     if findings:
         print(f"  config findings (not scored): {len(findings)}")
         for finding in findings:
-            print(f"    {finding['kind']}: {finding['text']}")
-    for difference in result.get("version_differences") or []:
+            print(f"    {finding.kind}: {finding.text}")
+    for difference in result.version_differences or []:
         verdicts = ", ".join(f"{version} {'mutes' if muted else 'does not mute'}"
-                             for version, muted in difference["verdicts"].items())
-        print(f"  version difference: {difference['check']} (inhibit rule {difference['rule']}): "
+                             for version, muted in difference.verdicts.items())
+        print(f"  version difference: {difference.check} (inhibit rule {difference.rule}): "
               f"{verdicts}")
     return 0
 

@@ -2,8 +2,9 @@
 
 The one copy / act / regrade loop behind recording (``alertforge record``), the Harbor
 importer (rebuilt edits replayed onto the pristine repo) and the OpenEnv environment. A
-change is graded with :func:`grader.grade.grade`; what a graded step stores is
-:func:`grade_summary` (docs/formats.md, ``step.extra.grade``).
+change is graded with :func:`grader.grade.grade_result` (a typed
+:class:`contract.grade.GradeResult`); what a graded step stores is :func:`grade_summary`
+(docs/formats.md, ``step.extra.grade``), the only place a grade becomes a file's dict.
 """
 
 from __future__ import annotations
@@ -14,33 +15,42 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from contract.base import dump
+from contract.grade import GradeResult
 from engine.local import GRADING_ROUTE
-from grader.grade import check_states, grade
+from grader.grade import check_states, grade_result
 from recorder.environments.workspace import FILE_CHANGING_TOOLS, ToolResult, run_tool
 
 
-def grade_summary(result: dict, previous_reward: float | None) -> dict:
+def grade_summary(result: GradeResult, previous_reward: float | None) -> dict:
     """What a graded step stores: reward level, delta, check states, keys, failing details.
 
-    ``result`` is a GradeResult (contract.grade); ``previous_reward`` the level before this
+    ``result`` is the grade; ``previous_reward`` the level before this
     step (None for the initial grade, whose delta is 0). Shape: ``{reward, delta, checks,
     keys, requirements: {id: {q, s}}, failed: {check id: detail}, causes: {check id: cause},
     grade_s}`` (``causes`` only names failing checks that have one), ``findings`` and
     ``version_differences`` as the GradeResult has them when it has any, and ``worker`` when
     a Ray worker made the grade.
     """
-    reward = result["reward"]
-    return {
+    reward = result.reward
+    summary = {
         "reward": reward,
         "delta": round(reward - previous_reward, 6) if previous_reward is not None else 0.0,
         "checks": check_states(result),
-        "keys": result["keys"],
-        "requirements": {r["id"]: {"q": r["q"], "s": r["s"]} for r in result["requirements"]},
-        "failed": {c["id"]: c["detail"] for c in result["checks"] if c["passed"] is False},
-        "causes": {c["id"]: c["cause"] for c in result["checks"]
-                   if c["passed"] is False and c.get("cause")},
-        "grade_s": result.get("timings", {}).get("total_s"),
-    } | {key: result[key] for key in ("findings", "version_differences", "worker") if result.get(key)}
+        "keys": dict(result.keys),
+        "requirements": {r.id: {"q": r.q, "s": r.s} for r in result.requirements},
+        "failed": {c.id: c.detail for c in result.checks if c.passed is False},
+        "causes": {c.id: dump(c.cause) for c in result.checks
+                   if c.passed is False and c.cause is not None},
+        "grade_s": result.timings.get("total_s"),
+    }
+    if result.findings:
+        summary["findings"] = [dump(finding) for finding in result.findings]
+    if result.version_differences:
+        summary["version_differences"] = [dump(item) for item in result.version_differences]
+    if result.worker:
+        summary["worker"] = result.worker
+    return summary
 
 
 @dataclass
@@ -50,7 +60,7 @@ class Graded:
     way no check explains (then the level is unchanged)."""
 
     summary: dict | None = None
-    result: dict | None = None
+    result: GradeResult | None = None
     error: str | None = None
 
 
@@ -101,12 +111,12 @@ class GradedWorkspace:
             RuntimeError: promtool or amtool failed in a way no check explains (the
                 grader's GraderError/RoutingError).
         """
-        result = getattr(GRADING_ROUTE, "grade", grade)(self.task_dir, self.root)
+        result = getattr(GRADING_ROUTE, "grade", grade_result)(self.task_dir, self.root)
         summary = grade_summary(result, self.level)
-        self.grade_s += result["timings"]["total_s"]
+        self.grade_s += result.timings["total_s"]
         self.grades += 1
-        self.level = result["reward"]
-        self.tools = result.get("tools")
+        self.level = result.reward
+        self.tools = dump(result.tools) if result.tools is not None else None
         return Graded(summary=summary, result=result)
 
     def regrade(self) -> Graded:

@@ -134,7 +134,7 @@ class AlertForgeEnvironment(MCPEnvironment):
             self.episode = episode
             self.workspace = GradedWorkspace(episode.task_dir, prefix="alertforge-openenv-")
             graded = self.workspace.grade()
-            level, summary = graded.result["reward"], graded.summary
+            level, summary = graded.result.reward, graded.summary
             reward = level if episode.reward_mode == "parity" else 0.0
             self._level, self._paid = level, reward
             self._state = AlertForgeState(
@@ -174,7 +174,7 @@ class AlertForgeEnvironment(MCPEnvironment):
                            else "\n(the workspace could not be graded)")
             else:
                 summary = called.graded.summary
-                self._level = called.graded.result["reward"]
+                self._level = called.graded.result.reward
         state.done = outcome.done or state.step_count >= episode.max_steps
         if episode.reward_mode == "parity":
             reward = self._level - self._paid
