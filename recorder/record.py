@@ -19,7 +19,6 @@ from contract.ids import check_id
 from contract.run import AgentRef, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog, WorldSpec
 from contract.task_roots import task_fingerprint
-from contract.tool_versions import ToolVersions
 from contract.untrusted import Tree
 from recorder import run_format
 from recorder.environments.graded import GradedWorkspace
@@ -213,8 +212,7 @@ class _Recording:
     def _write(self, **fields: Any) -> None:
         self.summary = self.summary.model_copy(update={
             "steps": len(self.steps), "final": run_format.final_from_grades(self.steps, "grade"),
-            "tools": (ToolVersions(**self.workspace.tools) if self.workspace.tools
-                      else self.summary.tools),
+            "tools": self.workspace.tools or self.summary.tools,
             "timings": Timings(wall_s=round(time.perf_counter() - self.started, 3),
                                grade_s=round(self.workspace.grade_s, 3),
                                grades=self.workspace.grades),

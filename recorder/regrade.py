@@ -19,7 +19,7 @@ from typing import Any
 from contract.base import dump, parse
 from contract.errors import BadInput
 from contract.files import read_json, write_json
-from contract.run import RunSummary, ToolVersions
+from contract.run import RunSummary
 from recorder import run_format
 from recorder.environments.graded import GradedWorkspace
 from recorder.record import task_ref
@@ -81,7 +81,7 @@ def regrade_run(run_dir: Path, task_dir: Path, out_dir: Path, *, note: str = "")
     updated = summary.model_copy(update={
         "task": task.model_copy(update={"dir": summary.task.dir}), "checks": catalog.check_refs(),
         "requirements": catalog.requirement_refs(), "final": final, "regrade": regrade,
-        "tools": ToolVersions(**tools) if tools else summary.tools})
+        "tools": tools or summary.tools})
     folder = Path(out_dir) / summary.run_id
     folder.mkdir(parents=True, exist_ok=True)
     run_format.validate({**trajectory, "steps": steps})

@@ -17,6 +17,7 @@ from typing import Any, Self
 
 from contract.base import dump
 from contract.grade import GradeResult
+from contract.tool_versions import ToolVersions
 from engine.local import GRADING_ROUTE
 from grader.grade import check_states, grade_result
 from recorder.environments.workspace import FILE_CHANGING_TOOLS, ToolResult, run_tool
@@ -92,7 +93,7 @@ class GradedWorkspace:
         shutil.copytree(self.task_dir / "environment" / "monitoring", self.root)
         self.level: float | None = None
         self.grade_s, self.grades = 0.0, 0
-        self.tools: dict[str, str] | None = None
+        self.tools: ToolVersions | None = None
 
     def __enter__(self) -> Self:
         return self
@@ -116,7 +117,7 @@ class GradedWorkspace:
         self.grade_s += result.timings["total_s"]
         self.grades += 1
         self.level = result.reward
-        self.tools = dump(result.tools) if result.tools is not None else None
+        self.tools = result.tools
         return Graded(summary=summary, result=result)
 
     def regrade(self) -> Graded:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contract.tool_versions import ToolVersions
 from contract.untrusted import Tree
 from recorder.environments.graded import GradedWorkspace
 from recorder.importers.harbor.normalize import message_text
@@ -34,7 +35,7 @@ class Replayed:
     notes: list[str] = field(default_factory=list)
     grade_s: float = 0.0
     grades: int = 0
-    tools: dict | None = None
+    tools: ToolVersions | None = None
 
 
 def pristine_files(task_dir: Path) -> dict[str, str]:
