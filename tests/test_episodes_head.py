@@ -1,7 +1,8 @@
 """The episode run view in real Chromium: its first step (the action, the observation, the
 board's first state) is drawn from the run's head file while the whole run file is held back,
 and the board updated in place from step to step shows exactly what a fresh load of that step
-(?step=N) shows, walking forwards, backwards and jumping, so the incremental update cannot drift.
+(?step=N) shows, walking forwards, backwards and jumping, so the incremental update cannot drift
+(a closed fold by its summary: its body is built when first opened).
 
 Runs: the demo's largest episode (examples/aria-episodes hard-poor, 26 steps, stale results
 and penalties), a failed action whose observation is carried over (generated-diagnose-500), a
@@ -31,12 +32,17 @@ BOARD = ("episode-result", "episode-score", "episode-board")
 """What the board is: the action's result, the score aside, the board (observation, lanes)."""
 
 SNAPSHOT = """([ids, skip]) => ids.map((id) => {
+  // a closed fold shows its summary alone: its body (built when first opened) is left out, and
+  // so is whether it was built (data-drawn)
+  const closed = (node) => node.tagName === "DETAILS" && !node.open;
   const walk = (node) => {
     if (node.nodeType === Node.TEXT_NODE) return node.data;
     if (node.nodeType !== Node.ELEMENT_NODE || skip.includes(node.id)) return "";
-    const attributes = [...node.attributes].map((a) => `${a.name}=${JSON.stringify(a.value)}`).sort().join(" ");
+    const attributes = [...node.attributes].filter((a) => !(closed(node) && a.name === "data-drawn"))
+      .map((a) => `${a.name}=${JSON.stringify(a.value)}`).sort().join(" ");
     const open = node.tagName === "DETAILS" ? ` open:${node.open}` : "";
-    return `<${node.tagName} ${attributes}${open}>${[...node.childNodes].map(walk).join("")}</${node.tagName}>`;
+    const children = closed(node) ? [node.querySelector(":scope > summary")].filter(Boolean) : [...node.childNodes];
+    return `<${node.tagName} ${attributes}${open}>${children.map(walk).join("")}</${node.tagName}>`;
   };
   return walk(document.getElementById(id));
 })"""

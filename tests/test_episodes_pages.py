@@ -99,6 +99,7 @@ def test_the_final_score_and_the_running_total_are_explained_side_by_side(page, 
     state = load(SET2 / "failover-expert-seed3.json")["final_state"]["response"]
     assert page.locator("#episode-final-total").inner_text() == f"{state['total_reward']:.4f}"
     assert page.locator("#episode-final-score").inner_text() == f"{state['info']['current_score']:.4f}"
+    page.click("#episode-final-parts summary")
     row = page.locator('#episode-parts tbody tr[data-part="efficiency"]')
     assert row.locator("td.num").inner_text() == "+0.0300"
     assert row.get_attribute("data-source") == "graders/grader.py:39-42"

@@ -32,12 +32,12 @@ READ_VIEW = """() => ({
   argumentsShown: !document.querySelector('#step-arguments-box').hidden,
   output: document.querySelector('#step-output').textContent,
   outputShown: !document.querySelector('#step-output-box').hidden,
-  diffShown: !document.querySelector('#step-diff-box').hidden,
+  diffShown: !(document.querySelector('#step-diff-box')?.hidden ?? true),
   noChange: document.querySelector('#step-diff .no-change') !== null,
-  diffPath: document.querySelector('#step-diff-path').textContent,
+  diffPath: document.querySelector('#step-diff-path')?.textContent ?? '',
   diffLines: [...document.querySelectorAll('#step-diff tr.diff-line')].map(
     (row) => [row.dataset.op, row.querySelector('.line-text').textContent.slice(1)]),
-  marker: document.querySelector('#curve-marker').dataset.step,
+  marker: (document.querySelector('#curve-marker') ?? document.querySelector('#episode-curve-marker')).dataset.step,
   current: document.querySelector('#timeline [aria-current="step"]').dataset.step,
   checks: [...document.querySelectorAll('#checks-panel li[data-check-id]')].map((li) => ({
     id: li.dataset.checkId, state: li.dataset.state, changed: li.dataset.changed,
@@ -211,7 +211,7 @@ def test_episode_run_steps_through_env_rewards(page, served_site):
         if n:
             page.click("#btn-next")
         assert_view_shows_step(page, served_site, "fixture-episode-easy", n)
-    assert page.locator("#checks-panel").is_hidden()  # an episode has no check catalog
+    assert page.locator("#checks-panel").count() == 0  # an episode has no check catalog
     page.click('#timeline button[data-step="2"]')
     assert page.locator("#step-delta").inner_text() == "\u22120.1000"
     assert page.page_errors == []

@@ -7,7 +7,7 @@
 // [data-loaded="1"] once it is shown whole. #step-<field>-expand (arguments, output) toggles
 // the block's height limit (aria-expanded).
 
-import { el, byId, clear, fill } from "../lib/dom.js";
+import { el, blockFor, byId, clear, fill } from "../lib/dom.js";
 import { formatCount } from "../lib/format.js";
 import { loadTextParts } from "../lib/data.js";
 
@@ -123,8 +123,26 @@ export function renderStepDetail(step, kind, hunkLink = null) {
   fill(byId("step-arguments"), step.tool ? argumentsText(step.tool.arguments) : "");
   byId("step-arguments-details").open = true; // its first lines stay in the first screen, the diff below
 
-  const diffBox = byId("step-diff-box");
-  // an alerting run's step always says what it changed: its diff, or that it changed no file
+  renderStepDiff(step, kind, hunkLink);
+  const outputBox = byId("step-output-box");
+  outputBox.hidden = step.output === null || step.output === undefined;
+  fill(byId("step-output"), step.output ?? "");
+  renderOrphans(Array.isArray(step.orphans) ? step.orphans : []);
+  renderConfig(step.config);
+  if (!longTextsWired) {
+    installLongTexts(showWholeText);
+    longTextsWired = true;
+  }
+  updateLongTexts(step, byId("step-arguments").textContent, step.output ?? "");
+}
+
+/**
+ * The step's diff, or that it changed no file. An alerting run's step always says what it
+ * changed; a step of another kind shows the block only with a diff (an episode's page holds none).
+ */
+function renderStepDiff(step, kind, hunkLink) {
+  const diffBox = blockFor("step-diff-box", Boolean(step.diff) || kind === "alerting");
+  if (!diffBox) return;
   diffBox.hidden = !step.diff && kind !== "alerting";
   const diffTarget = clear(byId("step-diff"));
   if (step.diff) {
@@ -135,28 +153,25 @@ export function renderStepDetail(step, kind, hunkLink = null) {
     fill(byId("step-diff-path"), "");
     if (kind === "alerting") diffTarget.append(el("p", { class: "muted no-change" }, step.n === 0 ? "No change: the pristine repo, before any action." : "No change: this step changed no file."));
   }
+}
 
-  const outputBox = byId("step-output-box");
-  outputBox.hidden = step.output === null || step.output === undefined;
-  fill(byId("step-output"), step.output ?? "");
-  const orphans = Array.isArray(step.orphans) ? step.orphans : [];
-  byId("step-orphans-box").hidden = orphans.length === 0;
+/** Results in the step's observation that name no call of the step (the block from the first step with one). */
+function renderOrphans(orphans) {
+  const box = blockFor("step-orphans-box", orphans.length > 0);
+  if (!box) return;
+  box.hidden = orphans.length === 0;
   clear(byId("step-orphans")).append(...orphans.map((orphan) => el("li", { class: "orphan" },
     el("span", { class: "muted" }, orphan.call_id ? `names call ${orphan.call_id}: ` : "names no call: "),
     el("pre", { class: "text-block" }, String(orphan.content ?? "")))));
-  renderConfig(step.config);
-  if (!longTextsWired) {
-    installLongTexts(showWholeText);
-    longTextsWired = true;
-  }
-  updateLongTexts(step, byId("step-arguments").textContent, step.output ?? "");
 }
 
 /** The step's config hygiene findings and inhibition version differences (step.config). */
 function renderConfig(config) {
   const findings = config && Array.isArray(config.findings) ? config.findings : [];
   const differences = config && Array.isArray(config.version_differences) ? config.version_differences : [];
-  byId("step-config-box").hidden = findings.length + differences.length === 0;
+  const box = blockFor("step-config-box", findings.length + differences.length > 0);
+  if (!box) return;
+  box.hidden = findings.length + differences.length === 0;
   clear(byId("step-config")).append(
     ...findings.map((finding) => el("li", { class: "config-finding", "data-kind": String(finding.kind) },
       el("span", { class: "tag" }, String(finding.kind)), " ", el("code", null, String(finding.where)),
@@ -221,27 +236,27 @@ function wireExpand(field) {
 export function installLongTexts(showWhole) {
   wireExpand("arguments");
   wireExpand("output");
-  for (const field of ["message", "arguments", "diff", "output"]) {
-    const button = byId(`step-${field}-more`);
-    button.addEventListener("click", async () => {
-      const step = shownStep;
-      const info = step && step.lazy && step.lazy[field];
-      if (!info) return;
-      button.disabled = true;
-      fill(button, "Loading\u2026");
-      try {
-        const text = await loadTextParts(info.parts);
-        if (shownStep !== step) return;
-        showWhole(field, text, step);
-        button.dataset.loaded = "1";
-        button.hidden = true;
-      } catch (error) {
-        fill(button, `Could not load the whole text: ${error.message}`);
-      } finally {
-        button.disabled = false;
-      }
-    });
-  }
+  // one listener for every "Show all" button, so a block put in place later (the diff's) needs no wiring
+  byId("step-detail").addEventListener("click", async (event) => {
+    const button = event.target instanceof Element ? event.target.closest("button.more-button") : null;
+    const field = button && /^step-(message|arguments|diff|output)-more$/.exec(button.id)?.[1];
+    const step = shownStep;
+    const info = field && step && step.lazy && step.lazy[field];
+    if (!info) return;
+    button.disabled = true;
+    fill(button, "Loading\u2026");
+    try {
+      const text = await loadTextParts(info.parts);
+      if (shownStep !== step) return;
+      showWhole(field, text, step);
+      button.dataset.loaded = "1";
+      button.hidden = true;
+    } catch (error) {
+      fill(button, `Could not load the whole text: ${error.message}`);
+    } finally {
+      button.disabled = false;
+    }
+  });
 }
 
 /** After a step is drawn: show "Show all" for texts kept outside the run file, "Expand" for long ones. */
@@ -250,7 +265,8 @@ export function updateLongTexts(step, argumentsText, outputText) {
   setExpand("arguments", argumentsText);
   setExpand("output", outputText);
   for (const field of ["message", "arguments", "diff", "output"]) {
-    const button = byId(`step-${field}-more`);
+    const button = document.getElementById(`step-${field}-more`);
+    if (!button) continue; // a block the page does not hold (no diff on an episode's page)
     const info = step.lazy && step.lazy[field];
     button.hidden = !info;
     button.dataset.loaded = "0";

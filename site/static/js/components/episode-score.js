@@ -6,17 +6,18 @@
 // environment's events; the ground truth behind a spoiler until the last step.
 //
 // Stable ids: #episode-aria-step[data-counted="1"|"0"], #episode-components tr[data-part],
-// #episode-final-total, #episode-final-score, #episode-parts tbody tr[data-part][data-source],
+// #episode-final-total, #episode-final-score, #episode-final-parts (a fold: details[data-drawn]),
+// #episode-parts tbody tr[data-part][data-source] (in the page once the fold is opened),
 // #episode-parts-mismatch, #episode-parts-match, #episode-agents-rewards, #episode-events-list li,
-// #episode-truth-box[open] (open from the last step on).
+// #episode-truth-box[open] (open from the last step on), #episode-ground-truth (once it is opened).
 //
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
-import { byId, el, fill } from "../lib/dom.js";
+import { blockFor, byId, el, fill } from "../lib/dom.js";
 import { isObject, list, observationAt, serviceRows, showIf } from "../lib/episode-data.js";
 import { formatDelta, formatReward } from "../lib/format.js";
 import { refillOnChange, setAttr, setHidden, setText } from "../lib/dom-update.js";
-import { drawInReach } from "../lib/in-reach.js";
+import { drawWhenOpen, openFold, unfoldForPrint } from "../lib/in-reach.js";
 
 /** The first step whose env says done, or null. */
 export function lastDoneStep(run) {
@@ -111,35 +112,49 @@ export function renderStepScore(source, n, summary) {
   setAttr(incident, "data-state", state);
   setText(incident, text);
   setHidden(byId("episode-degraded"), !((state === "resolved" || state === "ended") && degradedAfterEnd(observation)));
-  const truth = byId("episode-truth-box");
+  const truth = /** @type {HTMLDetailsElement} */ (byId("episode-truth-box"));
   const last = n === summary.count - 1;
-  if (truth.open !== last) truth.open = last;
+  if (truth.open !== last) openFold(truth, last);
   const from = summary.truthSource || "from /state";
   setText(byId("episode-truth-summary"), last ? `Ground truth (${from})` : `Ground truth (${from}): a spoiler, shown from the last step on`);
 }
 
-function fillParts(parts) {
-  const rows = list(parts.parts).map((part) => el(
+/** The grader's parts table (in its <template> until the fold is opened). */
+function fillPartsTable(parts) {
+  const table = /** @type {HTMLTableElement} */ (blockFor("episode-parts", true));
+  fill(table.tBodies[0], list(parts.parts).map((part) => el(
     "tr",
     { dataset: { part: String(part.name), source: String(part.source ?? "") } },
     el("th", { scope: "row" }, String(part.name), el("div", { class: "muted small" }, String(part.detail ?? ""))),
     el("td", { class: "num" }, part.name === "running total" ? formatReward(part.amount) : amount(part.amount)),
     el("td", null, el("code", null, String(part.source ?? ""))),
-  ));
-  fill(byId("episode-parts").tBodies[0], rows);
-  const foot = byId("episode-parts").tFoot;
-  fill(foot.querySelector('tr[data-part="unclamped"] td'), formatReward(parts.unclamped));
-  fill(foot.querySelector('tr[data-part="derived_score"] td'), formatReward(parts.derived_score));
+  )));
+  fill(table.tFoot.querySelector('tr[data-part="unclamped"] td'), formatReward(parts.unclamped));
+  fill(table.tFoot.querySelector('tr[data-part="derived_score"] td'), formatReward(parts.derived_score));
   fill(byId("episode-parts-clamp"), list(parts.clamp).join(", "));
+}
+
+/**
+ * The grader's parts: folded (the table built when opened or printed), open when they do not
+ * add up to the server's score; whether they do is said beside the fold.
+ */
+function fillParts(parts) {
+  const fold = /** @type {HTMLDetailsElement} */ (byId("episode-final-parts"));
+  const count = list(parts.parts).length;
+  fill(byId("episode-parts-summary"), `How ARIA\u2019s grader turns the running total into the score (${count} part${count === 1 ? "" : "s"})`);
+  drawWhenOpen(fold, () => fillPartsTable(parts));
+  unfoldForPrint(fold);
   const mismatch = typeof parts.mismatch === "number";
   showIf(byId("episode-parts-mismatch"), mismatch);
   fill(byId("episode-parts-mismatch"), mismatch ? `The parts give ${formatReward(parts.derived_score)}, the server reported ${formatReward(parts.reported_score)}: a mismatch of ${amount(parts.mismatch)}, listed here and not adjusted away.` : "");
+  if (mismatch) openFold(fold);
   showIf(byId("episode-parts-match"), parts.parts_match === true);
 }
 
 function fillAgents(episode) {
   const agents = episode.agents;
-  if (!showIf(byId("episode-agents-summary"), isObject(agents))) return;
+  const box = blockFor("episode-agents-summary", isObject(agents));
+  if (!box || !showIf(box, isObject(agents))) return;
   const observer = agents.observer || {};
   const responder = agents.responder || {};
   fill(byId("episode-agents-rewards"),
@@ -149,7 +164,8 @@ function fillAgents(episode) {
 
 function fillEvents(episode) {
   const events = list(episode.environment_events);
-  if (!showIf(byId("episode-events"), events.length > 0)) return;
+  const box = blockFor("episode-events", events.length > 0);
+  if (!box || !showIf(box, events.length > 0)) return;
   fill(byId("episode-events-list"), events.map((event) => el("li", { dataset: { kind: String(event.kind) } },
     el("strong", null, String(event.kind)), ` before step ${event.before_step}: ${String(event.detail ?? "")}. The steps from there ran in that episode.`)));
 }
@@ -160,10 +176,14 @@ function fillTruth(episode) {
   showIf(byId("episode-unlocked"), unlocked.length > 0);
   showIf(byId("episode-unlocked-none"), unlocked.length === 0);
   const truth = episode.ground_truth || {};
-  fill(byId("episode-root-cause"), String(truth.root_cause ?? "\u2014 (not reported)"));
-  fill(byId("episode-fix"), String(truth.fix ?? "\u2014 (not reported)"));
   const mode = episode.failure_mode;
-  fill(byId("episode-failure-mode"), isObject(mode) ? `${mode.mode}${mode.inferred ? ` (inferred from ${mode.source})` : ""}` : "\u2014 (a curated task)");
+  // a spoiler: its text is in the page once the fold is opened
+  drawWhenOpen(/** @type {HTMLDetailsElement} */ (byId("episode-truth-box")), () => {
+    blockFor("episode-ground-truth", true);
+    fill(byId("episode-root-cause"), String(truth.root_cause ?? "\u2014 (not reported)"));
+    fill(byId("episode-fix"), String(truth.fix ?? "\u2014 (not reported)"));
+    fill(byId("episode-failure-mode"), isObject(mode) ? `${mode.mode}${mode.inferred ? ` (inferred from ${mode.source})` : ""}` : "\u2014 (a curated task)");
+  });
 }
 
 /** The final score beside the last running total (`lastTotal`), with the grader's parts when known. */
@@ -182,7 +202,7 @@ export function renderFinal(run, lastTotal) {
     fill(byId("episode-final-source"), dual
       ? `Derived by the grader\u2019s rules from the responder\u2019s steps: ARIA\u2019s multi-agent state reports no total, score or ground truth, ${isObject(episode.ground_truth) ? "so the diagnosis is compared with the ground truth restated from ARIA\u2019s task code for this seed" : "so there is no diagnosis part"}. ${episode.resolved ? "Resolved" : "Not resolved"} in ${parts.env_steps} steps.`
       : `The server\u2019s /state info.current_score; ${episode.resolved ? "resolved" : "not resolved"} in ${parts.env_steps} steps (the grader\u2019s step table: ${parts.grader_max_steps}).`);
-    drawInReach(byId("episode-final-parts"), () => fillParts(parts), true);
+    fillParts(parts);
   }
   fillAgents(episode);
   fillEvents(episode);

@@ -35,7 +35,7 @@
 import { byId, el } from "../lib/dom.js";
 import { setHidden, setText } from "../lib/dom-update.js";
 import { isObject, observationAt } from "../lib/episode-data.js";
-import { drawAll, drawInReach } from "../lib/in-reach.js";
+import { drawAll, drawInReach, holdReach, releaseReach } from "../lib/in-reach.js";
 import { renderAgents } from "./episode-agents.js";
 import { renderContext } from "./episode-context.js";
 import { renderEpisodeCurve, stepMark } from "./episode-curve.js";
@@ -45,7 +45,9 @@ import { renderResult } from "./episode-result.js";
 import { episodeSummary, renderFinal, renderStepScore } from "./episode-score.js";
 import { renderServices } from "./episode-services.js";
 
-const ALERTING_PARTS = ["checks-panel", "matrix-panel", "check-inspector", "reward-panel", "subagent-dialog"];
+/** The alerting runs' panels, the check permalinks and the templates of step blocks only they have (lib/dom.js blockFor). */
+const ALERTING_PARTS = ["checks-panel", "matrix-panel", "check-inspector", "reward-panel", "check-permalink", "cause-permalink",
+  "step-diff-box-template", "step-orphans-box-template", "step-config-box-template", "step-atif-box-template", "subagent-dialog-template"];
 /** The board's panels, each drawn once it is in reach (lib/in-reach.js; the runbooks' draws the clock beside it too). */
 const BOARD_PANELS = ["episode-services-panel", "episode-map", "episode-alerts-panel", "episode-evidence-panel",
   "episode-runbooks-panel", "episode-logs"];
@@ -86,7 +88,7 @@ function addMeta(run) {
 function showParts(source, summary) {
   byId("run-view").classList.add("episode-mode");
   for (const id of ["episode-result", "episode-score", "episode-board", "episode-curve"]) byId(id).hidden = false;
-  for (const id of ALERTING_PARTS) byId(id)?.remove();
+  for (const id of ALERTING_PARTS) document.getElementById(id)?.remove();
   window.addEventListener("beforeprint", () => drawAll(BOARD_PANELS.map(byId)));
   renderFinal(source, summary.lastTotal);
   addMeta(source);
@@ -110,8 +112,9 @@ function boardUpdate(source, summary) {
     setHidden(note, !(env && !env.observation && from !== null));
     setText(note, note.hidden ? "" : `No new observation at this step; shown: the observation after step ${from}.`);
     // the panels out of reach draw when they come in reach (the first step reads where they are)
-    const inReach = (id, draw) => drawInReach(byId(id), draw, first);
+    const checkNow = first;
     first = false;
+    const inReach = (id, draw) => drawInReach(byId(id), draw, checkNow);
     inReach("episode-services-panel", () => renderServices(observation, previous, env));
     inReach("episode-map", () => renderMap(observation, env));
     const feed = feedView(source, n, observation, env);
@@ -131,6 +134,7 @@ function boardUpdate(source, summary) {
  */
 export function mountEpisodeBoard(head) {
   if (head.kind !== "episode" || !isObject(head.episode)) return null;
+  holdReach(); // the strip and the curve come above the board with the whole run (mountEpisodeView)
   const summary = episodeSummary(head);
   showParts(head, summary);
   return boardUpdate(head, summary);
@@ -149,6 +153,7 @@ export function mountEpisodeView(run, onSelect = () => {}, drawnFromHead = false
   const curve = renderEpisodeCurve(run, onSelect);
   const lanes = renderAgents(run, onSelect);
   const board = boardUpdate(run, summary);
+  releaseReach();
   return function update(n) {
     board(n);
     curve(n);

@@ -7,16 +7,16 @@
 // replies, stopped, implicit_submit}), written by exporter/llm_turns.py.
 //
 // Stable ids and data attributes (tests rely on them):
-//   #run-model            hidden unless the run has a model's steps; #run-model-meta its figures:
+//   #run-model            absent or hidden unless the run has a model's steps; #run-model-meta its figures:
 //                         div[data-field=model|server|model-sha256|turns|prompt-tokens|completion-tokens|cost|malformed]
 //   #run-model-quirks     "Reply quirks: ..." span.badge[data-quirk=code] with the count of turns
-//   #step-model-box       hidden unless the step came from a model; #step-model-figures the
+//   #step-model-box       absent or hidden unless the step came from a model; #step-model-figures the
 //                         tokens and finish reason (span[data-field=...]); #step-model-quirks
 //                         li.model-quirk[data-quirk=code]; #step-model-raw the raw reply JSON
 //
 // Every string from a run is inserted as text (dom.js).
 
-import { byId, el, fill } from "../lib/dom.js";
+import { blockFor, byId, el, fill } from "../lib/dom.js";
 import { formatCount as count } from "../lib/format.js";
 
 function figure(field, name, value) {
@@ -29,9 +29,12 @@ function serverText(endpoint) {
   return endpoint.server_version ? `${name} ${endpoint.server_version}` : name;
 }
 
-/** Show the box with this id when there is data for it (pages without the box: false). */
+/**
+ * Show the box with this id when there is data for it (false without data or box). The box waits
+ * in its <template> until a run or step has data for it (lib/dom.js blockFor).
+ */
 function showBox(id, data) {
-  const box = byId(id);
+  const box = blockFor(id, Boolean(data));
   if (!box) return false;
   box.hidden = !data;
   return Boolean(data);

@@ -4,7 +4,7 @@
 // Stable ids: #subagent-dialog, #subagent-heading, #subagent-steps, #subagent-close,
 // #subagent-back (to the subagent that spawned this one).
 
-import { byId, clear, el, fill } from "../lib/dom.js";
+import { blockFor, byId, clear, el, fill } from "../lib/dom.js";
 import { renderMediaParts } from "./media-parts.js";
 
 let trail = [];
@@ -64,6 +64,7 @@ let installed = false;
 export function installSubagentDialog(run) {
   if (installed) return;
   installed = true;
+  blockFor("subagent-dialog", true); // in its <template> until a step links a subagent
   byId("subagent-close").addEventListener("click", () => byId("subagent-dialog").close());
   byId("subagent-back").addEventListener("click", () => {
     const target = byId("subagent-back").dataset.target;

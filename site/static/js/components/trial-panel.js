@@ -6,7 +6,7 @@
 // #trial-rewards, #trial-exception, #trial-tokens, #trial-artifacts, #trial-verifier,
 // #trial-logs, #trial-steps.
 
-import { byId, clear, el } from "../lib/dom.js";
+import { blockFor, byId, clear, el } from "../lib/dom.js";
 
 function rewardsTable(rewards, caption) {
   const names = Object.keys(rewards || {});
@@ -74,8 +74,9 @@ function facts(harbor) {
 
 /** Fill #trial-panel from run.harbor (hidden when the run has none). */
 export function renderTrialPanel(run) {
-  const panel = byId("trial-panel");
   const harbor = run.harbor;
+  const panel = blockFor("trial-panel", Boolean(harbor)); // in its <template> until a run has one
+  if (!panel) return;
   panel.hidden = !harbor;
   if (!harbor) return;
   const body = clear(byId("trial-body"));

@@ -52,6 +52,23 @@ export function byId(id) {
 }
 
 /**
+ * The element #`id`, or null while the page does not hold it. A block only some runs or steps
+ * have waits in a <template id="`id`-template"> where it goes (a page holds no hidden block it
+ * never shows): with `wanted` true, the first call puts it in place, and the page keeps it.
+ * @param {string} id
+ * @param {boolean} [wanted]
+ * @returns {HTMLElement | null}
+ */
+export function blockFor(id, wanted = false) {
+  const node = document.getElementById(id);
+  if (node || !wanted) return node;
+  const template = document.getElementById(`${id}-template`);
+  if (!(template instanceof HTMLTemplateElement)) return null;
+  template.replaceWith(document.importNode(template.content, true));
+  return document.getElementById(id);
+}
+
+/**
  * A page's load failure: hides `${prefix}-loading` and `${prefix}-view`, fills `${prefix}-error`
  * (role=alert in the page) with `headline`, `message` and a link back to all runs, and shows it.
  */

@@ -123,12 +123,13 @@ function checkIndex(checkId) {
 
 function updatePermalinks() {
   byId("step-permalink").setAttribute("href", permalink(place(state.step, null, null, false)));
-  const check = byId("check-permalink");
+  const check = document.getElementById("check-permalink");
+  const cause = document.getElementById("cause-permalink");
+  if (!check || !cause) return; // a page without checks (an episode's) holds neither
   check.hidden = !state.check;
   if (state.check) check.setAttribute("href", permalink(place(state.step, state.check, null, false)));
   const index = checkIndex(state.check);
   const failing = index >= 0 && (state.source.steps[state.step].checks || "")[index] === "0";
-  const cause = byId("cause-permalink");
   cause.hidden = !failing || !causeAt(state.source, state.step, state.check);
   if (!cause.hidden) cause.setAttribute("href", permalink(place(state.step, state.check, null, true)));
 }
