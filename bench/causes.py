@@ -40,15 +40,15 @@ def task_counts(task: str) -> dict:
         cases += 1
         with tempfile.TemporaryDirectory() as tmp:
             result = graded_case(task_dir, case, ctx, Path(tmp))
-        for check in result["checks"]:
-            if check["passed"] is not False:
+        for check in result.checks:
+            if check.passed is not False:
                 continue
-            cause = check.get("cause") or {"kind": "none", "why": "no cause field"}
-            counts = by_family.setdefault(check["family"], [0, 0])
-            counts[cause["kind"] == "none"] += 1
-            kinds[cause["kind"]] += 1
-            if cause["kind"] == "none":
-                reasons[f"{check['family']}: {cause.get('why')}"] += 1
+            kind, why = (check.cause.kind, check.cause.why) if check.cause else ("none", "no cause field")
+            counts = by_family.setdefault(check.family, [0, 0])
+            counts[kind == "none"] += 1
+            kinds[kind] += 1
+            if kind == "none":
+                reasons[f"{check.family}: {why}"] += 1
     return {"cases": cases, "by_family": by_family, "kinds": dict(kinds), "reasons": dict(reasons)}
 
 

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from contract.paths import TASKS_DIR, task_dirs
-from grader.grade import DEFAULT_GRADER, grade, pristine_scores
+from grader.grade import DEFAULT_GRADER, grade_result, pristine_scores
 
 
 def floor_once(kept: Path, ws: Path, route_labels: list[dict]) -> float:
@@ -61,19 +61,19 @@ def bench_workspace(task: Path, kind: str, runs: int) -> tuple[int, int, float, 
             shutil.copytree(task / "solution" / "monitoring", ws, dirs_exist_ok=True)
         kept = Path(tmp) / "kept"
         DEFAULT_GRADER.cache.clear_replays()
-        result = grade(task, ws, keep=kept)
+        result = grade_result(task, ws, keep=kept)
         walls, floors = [], []
         for _ in range(runs):
             DEFAULT_GRADER.cache.clear_replays()
             started = time.perf_counter()
-            grade(task, ws)
+            grade_result(task, ws)
             walls.append(time.perf_counter() - started)
             floors.append(floor_once(kept, ws, route_labels + [{"alertname": "x"}]))
         started = time.perf_counter()
-        grade(task, ws)  # unchanged workspace: the promtool replay is memoized
+        grade_result(task, ws)  # unchanged workspace: the promtool replay is memoized
         warm = time.perf_counter() - started
-    failing = sum(1 for c in result["checks"] if c["passed"] is False)
-    return (len(result["checks"]), failing, statistics.median(walls), statistics.median(floors),
+    failing = sum(1 for c in result.checks if c.passed is False)
+    return (len(result.checks), failing, statistics.median(walls), statistics.median(floors),
             warm)
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from contract.base import dump
+from contract.grade import GradeResult
+
 CASES_SKIPPED = ("determinism", "delivery")
 """Gate cases that are not a workspace to grade (delivery sends the oracle's pages)."""
 
@@ -43,7 +46,7 @@ def grade_mutants(tasks: list[Path], jobs: int) -> dict[str, dict]:
 
 
 def _grade_task_mutants(task: str) -> dict[str, dict]:
-    from grader.grade import grade
+    from grader.grade import grade_result
     from proofs.mutation.analysis import write_workspace
     from proofs.mutation.operators import mutants
     from proofs.mutation.table import operator_table
@@ -54,15 +57,16 @@ def _grade_task_mutants(task: str) -> dict[str, dict]:
     rows = {}
     for mutant in found:
         with tempfile.TemporaryDirectory(prefix="alertforge-xver-") as tmp:
-            result = grade(task_dir, write_workspace(mutant.files, Path(tmp) / "monitoring"))
+            result = grade_result(task_dir, write_workspace(mutant.files, Path(tmp) / "monitoring"))
         rows[f"{task_dir.name}/{mutant.name}"] = _row(result)
     return rows
 
 
-def _row(result: dict) -> dict:
-    return {"reward": result["reward"], "tools": result["tools"],
-            "checks": {c["id"]: c["passed"] for c in result["checks"]},
-            "syntax_errors": [e["file"] for e in result["syntax_errors"]]}
+def _row(result: GradeResult) -> dict:
+    """What the comparison keeps of one grade (the JSON the worker writes)."""
+    return {"reward": result.reward, "tools": dump(result.tools) if result.tools else None,
+            "checks": {c.id: c.passed for c in result.checks},
+            "syntax_errors": [e.file for e in result.syntax_errors]}
 
 
 def _grade_one(job: tuple[str, str]) -> dict:

@@ -26,11 +26,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract.base import dump
 from contract.errors import BadInput
 from contract.files import dump_json, read_json
+from contract.grade import GradeResult, RequirementScore
 from contract.text import counted
 from engine import Engine, LocalEngine
-from grader.grade import DEFAULT_GRADER, grade
+from grader.grade import DEFAULT_GRADER, grade_result
 from grader.score import case_role
 from recorder import delivery
 from recorder.environments.workspace import run_tool
@@ -110,23 +112,28 @@ def final_workspace(task_dir: Path, policy: str, into: Path, seed: int = 0) -> P
     return workspace
 
 
-def _req(result: dict, rid: str) -> dict:
-    return next(r for r in result["requirements"] if r["id"] == rid)
+def _req(result: GradeResult, rid: str) -> RequirementScore:
+    return next(r for r in result.requirements if r.id == rid)
 
 
-def _failed_families(result: dict, rid: str) -> list[str]:
-    return sorted({c["family"] for c in result["checks"] if c["req"] == rid and c["passed"] is False})
+def _failed_families(result: GradeResult, rid: str) -> list[str]:
+    return sorted({c.family for c in result.checks if c.req == rid and c.passed is False})
+
+
+def _json_without_timings(result: GradeResult) -> bytes:
+    """The grade's JSON form without ``timings`` (what the same inputs must reproduce)."""
+    data = dump(result)
+    data.pop("timings")
+    return dump_json(data)
 
 
 def _determinism(task_dir: Path, tmp: Path) -> list[GateRow]:
     ws = final_workspace(task_dir, "oracle", tmp)
     DEFAULT_GRADER.cache.clear_replays()
-    first = grade(task_dir, ws)
+    first = grade_result(task_dir, ws)
     DEFAULT_GRADER.cache.clear_replays()
-    second = grade(task_dir, ws)
-    first.pop("timings")
-    second.pop("timings")
-    same = dump_json(first) == dump_json(second)
+    second = grade_result(task_dir, ws)
+    same = _json_without_timings(first) == _json_without_timings(second)
     return [GateRow(task_dir.name, "determinism", "identical" if same else "differs", BOUNDS["determinism"],
                     same)]
 
@@ -139,8 +146,8 @@ def _delivery(task_dir: Path, tmp: Path) -> list[GateRow]:
     pages = delivery.task_pages(task_dir)
     results = delivery.deliver(ws / "alertmanager" / "alertmanager.yml", pages)
     wrong = [r for r in results if not r.agrees]
-    checks_pass = all(c["passed"] for c in grade(task_dir, ws)["checks"]
-                      if c["family"] == "Route" or c["id"].startswith("P.timing."))
+    checks_pass = all(c.passed for c in grade_result(task_dir, ws).checks
+                      if c.family == "Route" or c.id.startswith("P.timing."))
     measured = (f"{len(results) - len(wrong)} of {len(results)} pages where expected"
                 + (f"; {wrong[0].labels} reached {wrong[0].reached}, expected {wrong[0].expected}"
                    if wrong else ""))
@@ -148,7 +155,7 @@ def _delivery(task_dir: Path, tmp: Path) -> list[GateRow]:
                     bool(results) and not wrong and checks_pass)]
 
 
-def graded_case(task_dir: Path, case: str, ctx: Context, tmp: Path) -> dict:
+def graded_case(task_dir: Path, case: str, ctx: Context, tmp: Path) -> GradeResult:
     """The GradeResult of one gate case's final workspace (built under ``tmp``): a reference
     policy's, an adversary's (bare name), or the oracle with a ``mutant:<kind>`` applied."""
     if case.startswith("mutant:"):
@@ -160,17 +167,17 @@ def graded_case(task_dir: Path, case: str, ctx: Context, tmp: Path) -> dict:
     else:
         policy = case if case in ("oracle", "nop", "partial") else f"adversary:{case}"
         ws = final_workspace(task_dir, policy, tmp)
-    return grade(task_dir, ws)
+    return grade_result(task_dir, ws)
 
 
-def _continue_scores(task_dir: Path, result: dict, rid: str) -> list[float]:
+def _continue_scores(task_dir: Path, result: GradeResult, rid: str) -> list[float | None]:
     """Jaccard scores of the route requirement's positive checks expecting two receivers."""
     catalog = read_json(task_dir / "tests" / "checks.json")
     pairs = {c["id"] for c in catalog["checks"] if c["req"] == rid
              and c["probe"].get("type") == "route"
              and case_role(c["id"], "route", c.get("role")) == "positive"
              and len(c["probe"].get("expect") or []) == 2}
-    return [c.get("score") for c in result["checks"] if c["id"] in pairs]
+    return [c.score for c in result.checks if c.id in pairs]
 
 
 def _case(job: tuple[str, str]) -> list[GateRow]:
@@ -197,14 +204,14 @@ class _GradedCase:
 
     task_dir: Path
     case: str
-    result: dict
+    result: GradeResult
     rid: str | None
 
 
 def _reference_rows(graded: _GradedCase) -> list[GateRow]:
     """The row of a reference policy's case (oracle, nop, partial) or an oracle mutant's."""
     name, case, result, rid = graded.task_dir.name, graded.case, graded.result, graded.rid
-    keys = result["keys"]
+    keys = result.keys
     reward = keys["reward"]
     rows = []
     if case == "oracle":
@@ -233,11 +240,11 @@ def _adversary_rows(graded: _GradedCase) -> list[GateRow]:
     (per-pod) Dup bounds, each where the adversary is in that family."""
     name, case, result, rid = graded.task_dir.name, graded.case, graded.result, graded.rid
     label = _label(case)
-    keys = result["keys"]
+    keys = result.keys
     reward = keys["reward"]
     rows = []
     if case in TARGETED:
-        s = _req(result, rid)["s"]
+        s = _req(result, rid).s
         rows.append(GateRow(name, label, f"{rid} s {s:.4f}", f"{rid} s <= 0.05", s <= 0.05))
     if case in TAMPER:
         rows.append(GateRow(name, label, f"tamper {keys['tamper']}, reward {reward:.4f}", BOUNDS[case],
@@ -257,9 +264,9 @@ def _delivery_attack_row(graded: _GradedCase) -> GateRow:
     """The row of a delivery adversary: its target requirement below 1 with a destination or
     timing route check failing."""
     result, rid = graded.result, graded.rid
-    s = _req(result, rid)["s"]
-    failed = sorted(c["id"].split(".route.", 1)[1] for c in result["checks"] if c["req"] == rid
-                    and c["passed"] is False and re.search(r"\.route\.(receiver|timing)", c["id"]))
+    s = _req(result, rid).s
+    failed = sorted(c.id.split(".route.", 1)[1] for c in result.checks if c.req == rid
+                    and c.passed is False and re.search(r"\.route\.(receiver|timing)", c.id))
     return GateRow(graded.task_dir.name, _label(graded.case), f"{rid} s {s:.4f}, fails {failed}",
                    BOUNDS[graded.case], s < 1 and bool(failed))
 

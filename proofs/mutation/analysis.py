@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from contract.errors import BadInput, ToolFailure
+from contract.grade import GradeResult
 from engine import Engine, LocalEngine
-from grader.grade import grade, load_catalog
+from grader.grade import grade_result, load_catalog
 from proofs.mutation.equivalence import probe
 from proofs.mutation.operators import Mutant, mutants, oracle_workspace
 from proofs.mutation.table import operator_table
@@ -73,9 +74,9 @@ def write_workspace(files: Files, root: Path) -> Path:
     return root
 
 
-def _grade_files(task_dir: Path, files: Files) -> dict:
+def _grade_files(task_dir: Path, files: Files) -> GradeResult:
     with tempfile.TemporaryDirectory(prefix="alertforge-mutant-") as tmp:
-        return grade(task_dir, write_workspace(files, Path(tmp) / "monitoring"))
+        return grade_result(task_dir, write_workspace(files, Path(tmp) / "monitoring"))
 
 
 def classify(task_dir: Path, ctx, catalog: dict, mutant: Mutant, oracle: Files, cache: dict) -> MutantResult:
@@ -89,9 +90,9 @@ def classify(task_dir: Path, ctx, catalog: dict, mutant: Mutant, oracle: Files, 
         out.witness = f"grader error: {err}"
         out.seconds = round(time.perf_counter() - started, 3)
         return out
-    target = next(r for r in result["requirements"] if r["id"] == mutant.target)
-    out.s, out.reward = target["s"], result["reward"]
-    out.failed = sorted({c["family"] for c in result["checks"] if c["req"] == mutant.target and c["passed"] is False})
+    target = next(r for r in result.requirements if r.id == mutant.target)
+    out.s, out.reward = target.s, result.reward
+    out.failed = sorted({c.family for c in result.checks if c.req == mutant.target and c.passed is False})
     if out.s < 1 and out.reward < 1:
         out.status = KILLED
     else:
@@ -119,7 +120,7 @@ def analyse_task(task_dir: Path, operator_names: list[str] | None = None) -> Tas
     ops = [table[n] for n in operator_names] if operator_names else list(table.values())
     found, why = mutants(ctx, ops)
     oracle = oracle_workspace(ctx)
-    oracle_reward = _grade_files(task_dir, oracle)["reward"]
+    oracle_reward = _grade_files(task_dir, oracle).reward
     cache: dict = {}
     results = [classify(task_dir, ctx, catalog, m, oracle, cache) for m in found]
     return TaskResult(task_dir.name, oracle_reward, results, why, round(time.perf_counter() - started, 3))
