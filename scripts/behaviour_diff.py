@@ -8,9 +8,12 @@ For a refactor that must not change behaviour (issue 34): record or export the s
 with the code before and after, then diff. JSON files (``.json``, ``.jsonl``) are compared
 after removing exactly these fields wherever they occur: ``started_at``, ``finished_at``,
 ``timings`` (run.json), ``timestamp`` (ATIF trajectory steps) and ``grade_s`` (a step's
-grading wall time); every other file is compared byte for byte. Prints each file that is only
-on one side or differs (with the first differing JSON path), then a count; exit 0 when
-nothing differs, 1 otherwise, 2 when a folder is missing.
+grading wall time); every other file is compared byte for byte. Numbers are compared as
+written: an integer never equals a float (``1`` and ``1.0`` differ) and a float equals only
+the same literal (``0.5`` and ``5e-1`` differ), since that is what a round trip through a
+typed model can change. Prints each file that is only on one side or differs (with the first
+differing JSON path), then a count; exit 0 when nothing differs, 1 otherwise, 2 when a folder
+is missing.
 """
 
 from __future__ import annotations
@@ -22,6 +25,29 @@ from typing import Any
 
 VOLATILE = frozenset({"started_at", "finished_at", "timings", "timestamp", "grade_s"})
 """Keys removed from JSON before comparing: when a run was recorded and how long it took."""
+
+
+class FloatLiteral(str):
+    """A JSON float as its literal text: equal only to the same literal, never to an integer
+    or a string (json.loads' ``parse_float`` hook)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is FloatLiteral and str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__
+
+    def __repr__(self) -> str:
+        return f"float {str.__str__(self)}"
+
+
+def loads(text: str) -> Any:
+    """JSON ``text`` with every float kept as its :class:`FloatLiteral` (integers stay int)."""
+    return json.loads(text, parse_float=FloatLiteral)
 
 
 def normalised(value: Any) -> Any:
@@ -36,8 +62,8 @@ def normalised(value: Any) -> Any:
 def _load(path: Path) -> Any:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    return json.loads(text)
+        return [loads(line) for line in text.splitlines() if line.strip()]
+    return loads(text)
 
 
 def first_difference(a: Any, b: Any, where: str = "$") -> str | None:
