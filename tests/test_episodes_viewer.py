@@ -186,6 +186,7 @@ def test_final_score_and_its_parts(page, episode_site):
     # the grader's parts are folded: the table is in the page once the fold is opened
     assert page.locator("#episode-parts").count() == 0
     page.click("#episode-final-parts summary")
+    page.wait_for_selector("#episode-parts tbody tr[data-part]")
     rows = dict(
         zip(
             page.locator("#episode-parts tr[data-part]").evaluate_all("rs => rs.map(r => r.dataset.part)"),

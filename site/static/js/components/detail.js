@@ -10,6 +10,7 @@
 import { el, blockFor, byId, clear, fill } from "../lib/dom.js";
 import { formatCount } from "../lib/format.js";
 import { loadTextParts } from "../lib/data.js";
+import { setLines } from "../lib/dom-update.js";
 
 const OP_CLASS = { " ": "ctx", "+": "add", "-": "del" };
 
@@ -126,7 +127,7 @@ export function renderStepDetail(step, kind, hunkLink = null) {
   renderStepDiff(step, kind, hunkLink);
   const outputBox = byId("step-output-box");
   outputBox.hidden = step.output === null || step.output === undefined;
-  fill(byId("step-output"), step.output ?? "");
+  setLines(byId("step-output"), step.output ?? "");
   renderOrphans(Array.isArray(step.orphans) ? step.orphans : []);
   renderConfig(step.config);
   if (!longTextsWired) {
@@ -186,7 +187,7 @@ function renderConfig(config) {
 let longTextsWired = false;
 
 function showWholeText(field, text, step) {
-  if (field === "output") fill(byId("step-output"), text);
+  if (field === "output") setLines(byId("step-output"), text);
   else if (field === "message") fill(byId("step-message"), text);
   else if (field === "arguments") fill(byId("step-arguments"), argumentsText(JSON.parse(text)));
   else if (field === "diff") {

@@ -38,3 +38,46 @@ export function setHidden(node, hidden) {
   if (node.hidden !== hidden) node.hidden = hidden;
   return !hidden;
 }
+
+/** Lines per block of a long text (setLines): about what a text block's box shows at once. */
+export const LINES_PER_CHUNK = 24;
+
+/** `text` cut after every LINES_PER_CHUNK-th line break (the pieces joined are `text`). */
+function chunksOf(/** @type {string} */ text) {
+  const chunks = [];
+  let start = 0;
+  let lines = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) {
+    if (++lines < LINES_PER_CHUNK) continue;
+    chunks.push(text.slice(start, at + 1));
+    start = at + 1;
+    lines = 0;
+  }
+  if (start < text.length || chunks.length === 0) chunks.push(text.slice(start));
+  return chunks;
+}
+
+/**
+ * Set the text of `block` (a <pre>) to `text`, held in span.text-chunk blocks of LINES_PER_CHUNK
+ * lines (app.css: content-visibility auto, so the lines scrolled out of the box are not laid
+ * out): only the blocks whose text differs are written, so a step switch that changes a few
+ * lines of a long output lays out those. The block's textContent is `text`.
+ * @param {HTMLElement} block
+ * @param {string} text
+ */
+export function setLines(block, text) {
+  const chunks = chunksOf(text);
+  if (block.childNodes.length !== block.children.length) block.replaceChildren(); // text put there otherwise
+  const spans = block.children;
+  for (let index = 0; index < chunks.length; index += 1) {
+    const span = spans[index];
+    if (span) setText(span, chunks[index]);
+    else {
+      const fresh = document.createElement("span");
+      fresh.className = "text-chunk";
+      fresh.textContent = chunks[index];
+      block.append(fresh);
+    }
+  }
+  while (spans.length > chunks.length) spans[spans.length - 1].remove();
+}
