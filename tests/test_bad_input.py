@@ -18,7 +18,7 @@ import yaml
 
 from contract.paths import TASKS_DIR, task_dirs
 from grader import promtool
-from grader.grade import grade
+from grader.grade import grade_result
 from grader.preservation import normalize_rule
 from grader.workspace import load_rule_file
 
@@ -35,11 +35,11 @@ def workspace(tmp_path) -> Path:
 
 def _syntax_error(ws: Path, rel: str) -> str:
     before = {p: p.stat().st_mtime_ns for p in ws.rglob("*") if p.is_file()}
-    result = grade(TASK, ws)
+    result = grade_result(TASK, ws)
     assert {p: p.stat().st_mtime_ns for p in ws.rglob("*") if p.is_file()} == before
-    assert result["keys"]["syntax_ok"] == 0
-    messages = [e["message"] for e in result["syntax_errors"] if e["file"] == rel]
-    assert messages, result["syntax_errors"]
+    assert result.keys["syntax_ok"] == 0
+    messages = [e.message for e in result.syntax_errors if e.file == rel]
+    assert messages, result.syntax_errors
     return messages[0]
 
 
@@ -93,12 +93,12 @@ def test_query_offset_is_tamper_or_a_syntax_error_by_promtool_version(workspace)
     doc["groups"][0]["query_offset"] = "5m"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     accepted = promtool.check_rules(path) is None
-    result = grade(TASK, workspace)
+    result = grade_result(TASK, workspace)
     if accepted:  # Prometheus 3.x knows query_offset: it shifts what the replay sees
-        assert result["keys"]["tamper"] == 1 and result["reward"] == 0.0
+        assert result.keys["tamper"] == 1 and result.reward == 0.0
     else:  # 2.42 does not: the file does not load
-        assert any(e["file"] == "rules/service-health.yml" for e in result["syntax_errors"])
-        assert result["keys"]["tamper"] == 0
+        assert any(e.file == "rules/service-health.yml" for e in result.syntax_errors)
+        assert result.keys["tamper"] == 0
 
 
 def test_hanging_promtool_is_a_named_error_with_exit_code_2(workspace, tmp_path):

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from contract.base import dump
 from contract.files import dump_json
-from grader.grade import DEFAULT_GRADER, grade
+from grader.grade import DEFAULT_GRADER, grade_result
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 MINIMAL_AM = "route: {receiver: default}\nreceivers: [{name: default}]\n"
@@ -66,10 +67,11 @@ def test_group_order_case_grades_identically_20_times_with_fire_passing(tmp_path
     results = set()
     for _ in range(20):
         DEFAULT_GRADER.cache.clear_replays()  # run promtool every time: no memoized replay
-        result = grade(task, ws)
-        result.pop("timings")
-        results.add(dump_json(result))
-        assert result["checks"][0]["passed"] is True, result["checks"][0]["detail"]
+        result = grade_result(task, ws)
+        as_json = dump(result)
+        as_json.pop("timings")
+        results.add(dump_json(as_json))
+        assert result.checks[0].passed is True, result.checks[0].detail
     assert len(results) == 1
 
 
@@ -78,9 +80,9 @@ def test_per_pod_alert_fails_dup_check_and_names_pod(tmp_path):
     firing = 'ALERTS{alertname="ApiErrorRatioHigh",alertstate="firing",service="api"}'
     dup = promql_check("A1.dup", "Dup", f"count({firing})", "20m", ONE, witness=firing)
     task, ws = make_task(tmp_path, rules, case_series("per-pod"), [dup], "ApiErrorRatioHigh")
-    check = grade(task, ws)["checks"][0]
-    assert check["passed"] is False
-    assert "got 3" in check["detail"] and "distinct by pod" in check["detail"], check["detail"]
+    check = grade_result(task, ws).checks[0]
+    assert check.passed is False
+    assert "got 3" in check.detail and "distinct by pod" in check.detail, check.detail
 
     aggregated = rules.replace(
         'rate(http_requests_errors_total{service="api"}[5m]) / rate(http_requests_total{service="api"}[5m])',
@@ -88,7 +90,7 @@ def test_per_pod_alert_fails_dup_check_and_names_pod(tmp_path):
         'sum by (service) (rate(http_requests_total{service="api"}[5m]))')
     assert aggregated != rules
     (ws / "rules" / "rules.yml").write_text(aggregated)
-    assert grade(task, ws)["checks"][0]["passed"] is True
+    assert grade_result(task, ws).checks[0].passed is True
 
 
 def test_alert_without_comparison_fails_silent_check(tmp_path):
@@ -96,11 +98,11 @@ def test_alert_without_comparison_fails_silent_check(tmp_path):
     silent = promql_check("A1.silent", "Silent", 'ALERTS{alertname="QueueDropsHigh",alertstate="firing"}',
                           "20m", [])
     task, ws = make_task(tmp_path, rules, case_series("no-comparison"), [silent], "QueueDropsHigh")
-    result = grade(task, ws)
-    check = result["checks"][0]
-    assert check["passed"] is False
-    assert "got 1 firing" in check["detail"] and "service=ingest" in check["detail"]
-    assert result["requirements"][0]["q"] == 0.0
+    result = grade_result(task, ws)
+    check = result.checks[0]
+    assert check.passed is False
+    assert "got 1 firing" in check.detail and "service=ingest" in check.detail
+    assert result.requirements[0].q == 0.0
 
 
 def test_disappearing_series_silences_ratio_alert_but_not_up_alert(tmp_path):
@@ -114,9 +116,9 @@ def test_disappearing_series_silences_ratio_alert_but_not_up_alert(tmp_path):
                            'count(ALERTS{alertname="SearchDown",alertstate="firing"}) > bool 0', "45m", ONE)
     task, ws = make_task(tmp_path, rules + up_rule, case_series("disappearing-series"),
                          [fire_ratio, fire_up], "SearchErrorRatioHigh")
-    checks = {c["id"]: c for c in grade(task, ws)["checks"]}
-    assert checks["A1.fire"]["passed"] is False
-    assert checks["A1.fire-up"]["passed"] is True
+    checks = {c.id: c for c in grade_result(task, ws).checks}
+    assert checks["A1.fire"].passed is False
+    assert checks["A1.fire-up"].passed is True
 
 
 def test_routing_continue_detail_names_missing_and_extra(tmp_path):
@@ -130,12 +132,12 @@ def test_routing_continue_detail_names_missing_and_extra(tmp_path):
     ]
     task, ws = make_task(tmp_path, "groups: []\n", [], checks, "none", am=am, kind="route")
     (task / "environment" / "monitoring" / "alertmanager" / "alertmanager.yml").write_text(am)
-    result = grade(task, ws)
-    by_id = {c["id"]: c for c in result["checks"]}
+    result = grade_result(task, ws)
+    by_id = {c.id: c for c in result.checks}
     first = by_id["R1.route.positive1"]
-    assert first["passed"] is False and first["score"] == 1 / 3
-    assert "missing ['default-slack']" in first["detail"] and "extra ['chat-data']" in first["detail"]
-    assert by_id["R1.route.positive2"]["passed"] is True
+    assert first.passed is False and first.score == 1 / 3
+    assert "missing ['default-slack']" in first.detail and "extra ['chat-data']" in first.detail
+    assert by_id["R1.route.positive2"].passed is True
 
 
 def test_nan_latency_value_is_asserted_through_x_not_equal_x_and_alert_stays_silent(tmp_path):
@@ -148,7 +150,7 @@ def test_nan_latency_value_is_asserted_through_x_not_equal_x_and_alert_stays_sil
                           'ALERTS{alertname="CheckoutLatencyP99High",alertstate="firing"}', "20m", [])
     task, ws = make_task(tmp_path, rules, case_series("nan-latency"), [nan, equal, silent],
                          "CheckoutLatencyP99High")
-    checks = {c["id"]: c for c in grade(task, ws)["checks"]}
-    assert checks["A1.value-nan"]["passed"] is True  # NaN is asserted as x != x
-    assert checks["A1.value-equal"]["passed"] is False  # NaN never equals NaN
-    assert checks["A1.silent"]["passed"] is True  # NaN > 0.5 is false: silent at zero traffic
+    checks = {c.id: c for c in grade_result(task, ws).checks}
+    assert checks["A1.value-nan"].passed is True  # NaN is asserted as x != x
+    assert checks["A1.value-equal"].passed is False  # NaN never equals NaN
+    assert checks["A1.silent"].passed is True  # NaN > 0.5 is false: silent at zero traffic

@@ -8,26 +8,27 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from contract.grade import GradeResult
 from contract.paths import TASKS_DIR
 from grader.causes.edits import edit_note, edited_rules
-from grader.grade import grade
+from grader.grade import grade_result
 
 STORM = TASKS_DIR / "af-007-alert-storm-cleanup-easy-s1"
 ONBOARDING = TASKS_DIR / "af-001-slo-onboarding-easy-s1"
 
 
-def _graded(task: Path, tmp_path: Path, path: str, old: str, new: str) -> dict:
+def _graded(task: Path, tmp_path: Path, path: str, old: str, new: str) -> GradeResult:
     workspace = tmp_path / "monitoring"
     shutil.copytree(task / "environment" / "monitoring", workspace)
     target = workspace / path
     assert old in target.read_text()
     target.write_text(target.read_text().replace(old, new, 1))
-    return grade(task, workspace)
+    return grade_result(task, workspace)
 
 
-def _summaries(result: dict, req: str) -> list[str]:
-    return [c["cause"]["summary"] for c in result["checks"]
-            if c["req"] == req and c["passed"] is False and c.get("cause")]
+def _summaries(result: GradeResult, req: str) -> list[str]:
+    return [c.cause.summary for c in result.checks
+            if c.req == req and c.passed is False and c.cause]
 
 
 def test_an_edit_to_an_unrelated_rule_is_named_beside_the_untouched_alert(tmp_path):
@@ -36,7 +37,7 @@ def test_an_edit_to_an_unrelated_rule_is_named_beside_the_untouched_alert(tmp_pa
     summaries = _summaries(result, "P1")
     assert summaries and all("this rule is as the pristine repo had it; the change edited BlackboxSlowProbe"
                              in s for s in summaries if "HighErrorRatio" in s), summaries
-    facts = next(c["cause"]["facts"] for c in result["checks"] if c["req"] == "P1" and c["passed"] is False)
+    facts = next(c.cause.facts for c in result.checks if c.req == "P1" and c.passed is False)
     assert facts["edited"] == ["BlackboxSlowProbe"]
 
 

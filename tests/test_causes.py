@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 import tests.test_cases as cases
-from contract.grade import GradeResult
+from contract.grade import CheckOutcome
 from contract.paths import TASKS_DIR, task_dirs
 from grader.causes.inhibit import inhibit_cause
-from grader.grade import grade
+from grader.grade import grade_result
 from grader.promql_split import split_comparison
 from grader.score import case_role
 
@@ -31,53 +31,51 @@ EQUAL_MISSING = [  # the seven alerts of inhibit-equal-missing/EXPECT.md
 ]
 
 
-def _grade_one(tmp_path, case, checks, alert, **kw):
+def _grade_one(tmp_path, case, checks, alert, **kw) -> dict[str, CheckOutcome]:
     rules = (CASES / case / "rules.yml").read_text()
     task, ws = cases.make_task(tmp_path, rules, cases.case_series(case), checks, alert, **kw)
-    result = grade(task, ws)
-    GradeResult.model_validate(result)
-    return {c["id"]: c for c in result["checks"]}
+    return {c.id: c for c in grade_result(task, ws).checks}
 
 
 def test_per_pod_dup_cause_names_the_pod_label_and_each_series(tmp_path):
     firing = 'ALERTS{alertname="ApiErrorRatioHigh",alertstate="firing",service="api"}'
     dup = cases.promql_check("A1.dup", "Dup", f"count({firing})", "20m", ONE, witness=firing)
-    cause = _grade_one(tmp_path, "per-pod", [dup], "ApiErrorRatioHigh")["A1.dup"]["cause"]
-    assert cause["kind"] == "alert-duplicate-series"
-    assert cause["facts"]["firing"] == 3 and cause["facts"]["distinct_by"] == ["pod"]
-    assert "one per pod" in cause["summary"]
-    assert all(s["active_since"] for s in cause["facts"]["series"])  # the time, not in the detail
+    cause = _grade_one(tmp_path, "per-pod", [dup], "ApiErrorRatioHigh")["A1.dup"].cause
+    assert cause.kind == "alert-duplicate-series"
+    assert cause.facts["firing"] == 3 and cause.facts["distinct_by"] == ["pod"]
+    assert "one per pod" in cause.summary
+    assert all(s["active_since"] for s in cause.facts["series"])  # the time, not in the detail
 
 
 def test_no_comparison_silent_cause_says_the_expression_has_no_comparison(tmp_path):
     silent = cases.promql_check("A1.silent", "Silent",
                                 'ALERTS{alertname="QueueDropsHigh",alertstate="firing"}', "20m", [])
     check = _grade_one(tmp_path, "no-comparison", [silent], "QueueDropsHigh")["A1.silent"]
-    cause = check["cause"]
-    assert cause["kind"] == "alert-no-comparison"
-    assert cause["facts"]["comparison"] is None and "no comparison" in cause["summary"]
-    assert "firing since" in cause["summary"] and "firing since" not in check["detail"]
-    assert cause["facts"]["value"] and cause["facts"]["value"][0]["value"].startswith("0")
+    cause = check.cause
+    assert cause.kind == "alert-no-comparison"
+    assert cause.facts["comparison"] is None and "no comparison" in cause.summary
+    assert "firing since" in cause.summary and "firing since" not in check.detail
+    assert cause.facts["value"] and cause.facts["value"][0]["value"].startswith("0")
 
 
 def test_nan_latency_fire_cause_shows_the_nan_value_against_the_threshold(tmp_path):
     fire = cases.promql_check(
         "A1.fire", "Fire",
         'count(ALERTS{alertname="CheckoutLatencyP99High",alertstate="firing"}) > bool 0', "20m", ONE)
-    cause = _grade_one(tmp_path, "nan-latency", [fire], "CheckoutLatencyP99High")["A1.fire"]["cause"]
-    assert cause["kind"] == "alert-inactive"
-    assert cause["facts"]["comparison"] == "> 0.5"
-    assert cause["facts"]["value"][0]["value"] == "NaN", cause
-    assert "NaN" in cause["summary"]
+    cause = _grade_one(tmp_path, "nan-latency", [fire], "CheckoutLatencyP99High")["A1.fire"].cause
+    assert cause.kind == "alert-inactive"
+    assert cause.facts["comparison"] == "> 0.5"
+    assert cause.facts["value"][0]["value"] == "NaN", cause
+    assert "NaN" in cause.summary
 
 
 def test_disappearing_series_fire_cause_says_the_expression_gives_no_series(tmp_path):
     fire = cases.promql_check("A1.fire", "Fire",
                               'count(ALERTS{alertname="SearchErrorRatioHigh",alertstate="firing"}) > bool 0',
                               "45m", ONE)
-    cause = _grade_one(tmp_path, "disappearing-series", [fire], "SearchErrorRatioHigh")["A1.fire"]["cause"]
-    assert cause["kind"] == "alert-inactive" and cause["facts"]["value"] == []
-    assert "absent or stale" in cause["summary"]
+    cause = _grade_one(tmp_path, "disappearing-series", [fire], "SearchErrorRatioHigh")["A1.fire"].cause
+    assert cause.kind == "alert-inactive" and cause.facts["value"] == []
+    assert "absent or stale" in cause.summary
 
 
 def test_group_order_fire_before_for_elapsed_is_pending_since_a_time(tmp_path):
@@ -85,15 +83,15 @@ def test_group_order_fire_before_for_elapsed_is_pending_since_a_time(tmp_path):
         "A1.fire", "Fire",
         'count(ALERTS{alertname="CheckoutErrorRatioHigh",alertstate="firing",service="checkout"}) > bool 0',
         "15m", ONE)
-    cause = _grade_one(tmp_path, "group-order", [fire], "CheckoutErrorRatioHigh")["A1.fire"]["cause"]
-    assert cause["kind"] == "alert-pending"
-    assert cause["facts"]["series"][0]["active_since"] == "14m"
-    assert "active since 14m" in cause["summary"] and "fires at 16m" in cause["summary"]
+    cause = _grade_one(tmp_path, "group-order", [fire], "CheckoutErrorRatioHigh")["A1.fire"].cause
+    assert cause.kind == "alert-pending"
+    assert cause.facts["series"][0]["active_since"] == "14m"
+    assert "active since 14m" in cause.summary and "fires at 16m" in cause.summary
 
 
-def _route_task(tmp_path, am: str, checks: list[dict]) -> dict:
+def _route_task(tmp_path, am: str, checks: list[dict]) -> dict[str, CheckOutcome]:
     task, ws = cases.make_task(tmp_path, "groups: []\n", [], checks, "none", am=am, kind="route")
-    return {c["id"]: c for c in grade(task, ws)["checks"]}
+    return {c.id: c for c in grade_result(task, ws).checks}
 
 
 def test_routing_continue_cause_gives_amtool_path_and_the_child_that_replaced_the_root(tmp_path):
@@ -101,11 +99,11 @@ def test_routing_continue_cause_gives_amtool_path_and_the_child_that_replaced_th
     checks = [{"id": "R1.route.positive1", "family": "Route", "label": "chat",
                "probe": {"type": "route", "labels": {"notify": "chat", "notify_team": "data"},
                          "expect": ["chat-oncall", "default-slack"]}}]
-    cause = _route_task(tmp_path, am, checks)["R1.route.positive1"]["cause"]
-    assert cause["kind"] == "route-child-matched"
-    assert any('{notify="chat"}' in line for line in cause["facts"]["path"])  # amtool --tree
-    assert cause["facts"]["missing"][0]["child"] == "route.routes[0]"
-    assert cause["facts"]["extra"][0]["receiver"] == "chat-data"
+    cause = _route_task(tmp_path, am, checks)["R1.route.positive1"].cause
+    assert cause.kind == "route-child-matched"
+    assert any('{notify="chat"}' in line for line in cause.facts["path"])  # amtool --tree
+    assert cause.facts["missing"][0]["child"] == "route.routes[0]"
+    assert cause.facts["extra"][0]["receiver"] == "chat-data"
 
 
 def test_missing_continue_cause_names_the_sibling_that_stopped_the_walk(tmp_path):
@@ -114,10 +112,10 @@ def test_missing_continue_cause_names_the_sibling_that_stopped_the_walk(tmp_path
     checks = [{"id": "R1.route.positive1", "family": "Route", "label": "chat",
                "probe": {"type": "route", "labels": {"notify": "chat", "notify_team": "data"},
                          "expect": ["chat-oncall", "chat-data"]}}]
-    cause = _route_task(tmp_path, am, checks)["R1.route.positive1"]["cause"]
-    assert cause["kind"] == "route-continue-missing"
-    assert cause["facts"]["missing"][0]["route"] == "route.routes[0]"
-    assert "no continue: true" in cause["summary"]
+    cause = _route_task(tmp_path, am, checks)["R1.route.positive1"].cause
+    assert cause.kind == "route-continue-missing"
+    assert cause.facts["missing"][0]["route"] == "route.routes[0]"
+    assert "no continue: true" in cause.summary
 
 
 @pytest.mark.parametrize("config", ["am.yml", "am_legacy.yml"])
@@ -126,20 +124,20 @@ def test_regex_matching_missing_label_cause_says_the_matcher_matches_without_the
     checks = [{"id": "R1.route.negative1", "family": "Route", "label": "no notify",
                "probe": {"type": "route", "labels": {"alertname": "DiskFull", "severity": "warning"},
                          "forbid": ["zulip"]}}]
-    cause = _route_task(tmp_path, am, checks)["R1.route.negative1"]["cause"]
-    assert cause["kind"] == "route-matches-missing-label"
-    assert cause["facts"]["extra"][0]["matched_on_absent"] == ['notify=~".*"']
-    assert "also matches alerts without" in cause["summary"]
+    cause = _route_task(tmp_path, am, checks)["R1.route.negative1"].cause
+    assert cause.kind == "route-matches-missing-label"
+    assert cause.facts["extra"][0]["matched_on_absent"] == ['notify=~".*"']
+    assert "also matches alerts without" in cause.summary
 
 
 def test_anchored_regex_cause_names_the_matcher_and_the_value_it_refused(tmp_path):
     am = (CASES / "regex-matches-missing-label" / "am_anchor.yml").read_text()
     checks = [{"id": "R1.route.positive1", "family": "Route", "label": "db",
                "probe": {"type": "route", "labels": {"team": "db-oncall"}, "expect": ["dba"]}}]
-    cause = _route_task(tmp_path, am, checks)["R1.route.positive1"]["cause"]
-    assert cause["kind"] == "route-matcher-stopped"
-    assert cause["facts"]["missing"][0]["matcher"] == 'team=~"db"'
-    assert "'db-oncall'" in cause["summary"]
+    cause = _route_task(tmp_path, am, checks)["R1.route.positive1"].cause
+    assert cause.kind == "route-matcher-stopped"
+    assert cause.facts["missing"][0]["matcher"] == 'team=~"db"'
+    assert "'db-oncall'" in cause.summary
 
 
 def _inhibit_check(alerts, target, expect_muted):
@@ -210,22 +208,22 @@ def test_misspelt_inhibit_matcher_cause_through_the_real_grade(tmp_path):
     am_path = ws / "alertmanager" / "alertmanager.yml"
     broken, _ = _misspelt(yaml.safe_load(am_path.read_text()), "SearchApiDown")
     am_path.write_text(yaml.safe_dump(broken))
-    failing = [c for c in grade(task, ws)["checks"] if c["passed"] is False]
-    assert failing and all(c["family"] == "Inhibit" for c in failing)
+    failing = [c for c in grade_result(task, ws).checks if c.passed is False]
+    assert failing and all(c.family == "Inhibit" for c in failing)
     for check in failing:
-        assert check["cause"]["kind"] == "inhibit-matcher-absent-label"
-        assert check["cause"]["summary"] not in check["detail"]
+        assert check.cause.kind == "inhibit-matcher-absent-label"
+        assert check.cause.summary not in check.detail
 
 
 def test_oracle_grade_has_no_cause_and_failing_checks_all_have_one():
     task = INHIBIT_TASKS[0]
-    result = grade(task)  # the pristine repo fails most checks
-    failing = [c for c in result["checks"] if c["passed"] is False]
-    assert failing and all(c.get("cause") for c in failing)
-    assert all("cause" not in c for c in result["checks"] if c["passed"] is not False)
+    result = grade_result(task)  # the pristine repo fails most checks
+    failing = [c for c in result.checks if c.passed is False]
+    assert failing and all(c.cause for c in failing)
+    assert all(c.cause is None for c in result.checks if c.passed is not False)
     for check in failing:
-        cause = check["cause"]
-        assert (cause["kind"] == "none") == bool(cause.get("why")), cause
+        cause = check.cause
+        assert (cause.kind == "none") == bool(cause.why), cause
 
 
 @pytest.mark.parametrize(("expr", "split"), [
@@ -320,10 +318,10 @@ def test_a_firing_cause_names_the_construct_that_makes_it_fire(tmp_path, expr, e
                                 'ALERTS{alertname="QueueDropsHigh",alertstate="firing"}', "20m", [])
     task, ws = cases.make_task(tmp_path, rules, cases.case_series("no-comparison"), [silent],
                                "QueueDropsHigh")
-    check = {c["id"]: c for c in grade(task, ws)["checks"]}["A1.silent"]
-    assert check["passed"] is False
-    assert says in check["cause"]["summary"], check["cause"]
-    assert "the expression has no comparison" not in check["cause"]["summary"]
+    check = {c.id: c for c in grade_result(task, ws).checks}["A1.silent"]
+    assert check.passed is False
+    assert says in check.cause.summary, check.cause
+    assert "the expression has no comparison" not in check.cause.summary
 
 
 def test_a_route_cause_explains_the_route_that_caught_the_alert_ahead_of_the_intended_one(tmp_path):
@@ -341,10 +339,10 @@ def test_a_route_cause_explains_the_route_that_caught_the_alert_ahead_of_the_int
     routes.remove(service)
     routes.append(service)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    check = {c["id"]: c for c in grade(task, ws)["checks"]}["R3.route.positive1"]
-    cause = check["cause"]
-    assert cause["kind"] == "route-continue-missing"
-    missing = cause["facts"]["missing"][0]
+    check = {c.id: c for c in grade_result(task, ws).checks}["R3.route.positive1"]
+    cause = check.cause
+    assert cause.kind == "route-continue-missing"
+    missing = cause.facts["missing"][0]
     assert missing["receiver"] == "payments-pager"
     assert 'team="storefront"' in missing["sibling"]
-    assert any('team="storefront"' in c["describe"] for c in cause["facts"]["caught_by"])
+    assert any('team="storefront"' in c["describe"] for c in cause.facts["caught_by"])

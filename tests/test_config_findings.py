@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import fixture_tasks
 
-from contract.grade import validated
+from contract.base import dump
 from contract.paths import TASKS_DIR, task_dirs
 from exporter.export import export_site
 from exporter.steps import recorded_config
-from grader.grade import grade
+from grader.grade import grade_result
 from proofs.gate import final_workspace
 from recorder.environments.graded import grade_summary
 
@@ -32,14 +32,13 @@ def test_a_grade_with_an_unused_receiver_keeps_its_finding_on_the_recorded_step(
     workspace = final_workspace(task, "oracle", tmp_path)
     am = workspace / "alertmanager" / "alertmanager.yml"
     am.write_text(am.read_text().replace("receivers:\n", "receivers:\n- name: leftover-pager\n", 1))
-    result = grade(task, workspace)
-    kinds = [(f["kind"], f["text"]) for f in result.get("findings") or []]
+    result = grade_result(task, workspace)
+    kinds = [(f.kind, f.text) for f in result.findings or []]
     assert any(kind == "unused-receiver" and "leftover-pager" in text for kind, text in kinds), kinds
-    typed = validated(result)
-    summary = grade_summary(typed, 0.5)
-    assert summary["findings"] == result["findings"]
+    summary = grade_summary(result, 0.5)
+    assert summary["findings"] == dump(result)["findings"]
     assert "version_differences" not in summary  # none here: left out, as the GradeResult does
-    assert "findings" not in grade_summary(typed.model_copy(update={"findings": None}), 0.5)
+    assert "findings" not in grade_summary(result.model_copy(update={"findings": None}), 0.5)
 
 
 def test_recorded_config_drops_what_has_another_shape():

@@ -17,7 +17,7 @@ from corpus_sample import SAMPLE
 from alertforge.cli import main
 from contract.paths import TASKS_DIR
 from contract.version import DATASET_VERSION
-from grader.grade import grade, load_catalog
+from grader.grade import grade_result, load_catalog
 from grader.tools import AMTOOL, amtool_inhibition
 from proofs.mutation.analysis import EQUIVALENT, KILLED, classify, write_workspace
 from proofs.mutation.operators import (
@@ -94,7 +94,7 @@ def test_window_and_aggregation_rewrites():
 def _grade(task, files):
     """The GradeResult of a workspace holding ``files``."""
     with tempfile.TemporaryDirectory(prefix="alertforge-test-mutant-") as tmp:
-        return grade(task, write_workspace(files, Path(tmp) / "monitoring"))
+        return grade_result(task, write_workspace(files, Path(tmp) / "monitoring"))
 
 
 def _classify(task, mutant):
@@ -115,7 +115,7 @@ def test_over_broad_inhibit_source_is_killed_by_a_neighbour_of_the_same_service(
     neighbour = [c for c in catalog["checks"] if ".not-suppressed.neighbour." in c["id"]]
     assert neighbour and all(c["role"] == "not-suppressed" for c in neighbour)
     graded = _grade(STORM, found[0].files)
-    failed = {c["id"] for c in graded["checks"] if not c["passed"]}
+    failed = {c.id for c in graded.checks if not c.passed}
     if amtool_inhibition(AMTOOL)[1] == "0.25":
         assert failed & {c["id"] for c in neighbour}
     else:  # 0.30+: the target, matching both sides, is not muted through itself: the
@@ -146,10 +146,10 @@ def test_former_survivors_fail_the_check_derived_for_them(task, operator, site, 
     mutant = next(m for m in found if m.site == site)
     result = _classify(task, mutant)
     assert result.status == KILLED, result
-    outcome = {c["id"]: c["passed"] for c in _grade(task, mutant.files)["checks"]}
+    outcome = {c.id: c.passed for c in _grade(task, mutant.files).checks}
     assert outcome[check] is False
     oracle = _grade(task, oracle_workspace(ctx))
-    assert oracle["reward"] == 1.0 and oracle["catalog_version"] == DATASET_VERSION
+    assert oracle.reward == 1.0 and oracle.catalog_version == DATASET_VERSION
 
 
 def test_dropping_equal_is_killed_by_the_inhibit_checks():

@@ -25,7 +25,7 @@ from openenv_helpers import alertforge_server, free_port, running
 from contract.files import read_json
 from contract.paths import TASKS_DIR, task_dirs
 from contract.task_roots import task_fingerprint
-from grader.grade import grade
+from grader.grade import grade_result
 from recorder.agents.base import ScriptedAgent
 from recorder.environments.openenv_server.fresh_tasks import FreshTasks
 
@@ -65,7 +65,7 @@ def _graded_with(task_dir: Path, files: dict[str, str], tmp_path: Path) -> float
     for rel, text in files.items():
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(text)
-    return grade(task_dir, workspace)["reward"]
+    return grade_result(task_dir, workspace).reward
 
 
 def test_openenv_is_0_10_whole_and_openenv_core_is_not_installed():

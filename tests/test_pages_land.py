@@ -21,8 +21,9 @@ import pytest
 import yaml
 
 from contract.files import read_json
+from contract.grade import GradeResult
 from contract.paths import TASKS_DIR, task_dirs
-from grader.grade import grade
+from grader.grade import grade_result
 
 TASKS = {t.name[:6]: t for t in task_dirs(TASKS_DIR)}
 AM = Path("alertmanager") / "alertmanager.yml"
@@ -174,32 +175,32 @@ def _edited(task: Path, dest: Path, edit: Callable[[dict], None]) -> Path:
     return ws
 
 
-_ORACLE_GRADES: dict[str, dict] = {}
+_ORACLE_GRADES: dict[str, GradeResult] = {}
 
 
-def _oracle_grade(key: str, tmp_path: Path) -> dict:
+def _oracle_grade(key: str, tmp_path: Path) -> GradeResult:
     if key not in _ORACLE_GRADES:
-        _ORACLE_GRADES[key] = grade(TASKS[key], _oracle(TASKS[key], tmp_path / "oracle"))
+        _ORACLE_GRADES[key] = grade_result(TASKS[key], _oracle(TASKS[key], tmp_path / "oracle"))
     return _ORACLE_GRADES[key]
 
 
-def _by_req(result: dict) -> dict[str, float]:
-    return {r["id"]: r["s"] for r in result["requirements"]}
+def _by_req(result: GradeResult) -> dict[str, float]:
+    return {r.id: r.s for r in result.requirements}
 
 
 @pytest.mark.parametrize("case,key,edit,targets,says", WRONG,
                          ids=[f"{key}-{case}" for case, key, *_ in WRONG])
 def test_a_wrong_destination_or_timing_fails_its_check(tmp_path, case, key, edit, targets, says):
     oracle = _oracle_grade(key, tmp_path)
-    assert oracle["keys"]["reward"] == 1.0
-    result = grade(TASKS[key], _edited(TASKS[key], tmp_path / "ws", edit))
-    failing = [c for c in result["checks"] if c["passed"] is False]
-    new_kinds = [c for c in failing if c["id"].split(".")[-1].startswith(("timing", "receiver",
+    assert oracle.keys["reward"] == 1.0
+    result = grade_result(TASKS[key], _edited(TASKS[key], tmp_path / "ws", edit))
+    failing = [c for c in result.checks if c.passed is False]
+    new_kinds = [c for c in failing if c.id.split(".")[-1].startswith(("timing", "receiver",
                                                                           "removed-"))
-                 or c["id"].startswith("P.timing.")]
-    assert new_kinds, [c["id"] for c in failing]
-    assert any(says in c["detail"] for c in new_kinds), [c["detail"] for c in new_kinds]
-    assert all(c.get("cause", {}).get("kind") not in (None, "none") for c in new_kinds)
+                 or c.id.startswith("P.timing.")]
+    assert new_kinds, [c.id for c in failing]
+    assert any(says in c.detail for c in new_kinds), [c.detail for c in new_kinds]
+    assert all(c.cause and c.cause.kind != "none" for c in new_kinds)
     spec = read_json(TASKS[key] / "tests" / "spec.json")
     route_reqs = {r["id"] for r in spec["requirements"] if r["kind"] == "route"}
     got, want = _by_req(result), _by_req(oracle)
@@ -208,22 +209,22 @@ def test_a_wrong_destination_or_timing_fails_its_check(tmp_path, case, key, edit
             assert got[rid] < 1.0, (rid, got[rid])
         else:
             assert got[rid] == want[rid], (rid, got[rid], want[rid])
-    assert {c["req"] for c in new_kinds} == (targets or {None})
+    assert {c.req for c in new_kinds} == (targets or {None})
     assert targets <= route_reqs
     if targets:
-        assert result["keys"]["preservation"] == oracle["keys"]["preservation"]
+        assert result.keys["preservation"] == oracle.keys["preservation"]
     else:  # no route requirement: the timings are preserved, and that is what fails
-        assert result["keys"]["preservation"] < oracle["keys"]["preservation"]
-    assert result["keys"]["solved"] == 0
+        assert result.keys["preservation"] < oracle.keys["preservation"]
+    assert result.keys["solved"] == 0
 
 
 @pytest.mark.parametrize("case,key,edit", RIGHT, ids=[f"{key}-{case}" for case, key, _ in RIGHT])
 def test_a_right_variant_grades_as_the_oracle(tmp_path, case, key, edit):
     oracle = _oracle_grade(key, tmp_path)
-    result = grade(TASKS[key], _edited(TASKS[key], tmp_path / "ws", edit))
-    assert [c["id"] for c in result["checks"] if c["passed"] is False] == []
+    result = grade_result(TASKS[key], _edited(TASKS[key], tmp_path / "ws", edit))
+    assert [c.id for c in result.checks if c.passed is False] == []
     assert _by_req(result) == _by_req(oracle)
-    assert result["keys"]["reward"] == oracle["keys"]["reward"] == 1.0
+    assert result.keys["reward"] == oracle.keys["reward"] == 1.0
 
 
 DELIVERED_WRONG = {"sibling-url", "oncall-to-old-pager", "oncall-other-team-path", "kind-changed",
@@ -301,14 +302,14 @@ def test_config_findings_are_shown_with_the_grade_and_never_scored(tmp_path):
         _set(_route(doc, 'team="foundations"'), group_wait="1m", group_interval="30s")
 
     oracle = _oracle_grade("af-029", tmp_path)
-    assert "findings" not in oracle
-    result = grade(TASKS["af-029"], _edited(TASKS["af-029"], tmp_path / "ws", dead_route))
-    kinds = {f["kind"]: f for f in result["findings"]}
+    assert oracle.findings is None
+    result = grade_result(TASKS["af-029"], _edited(TASKS["af-029"], tmp_path / "ws", dead_route))
+    kinds = {f.kind: f for f in result.findings}
     assert set(kinds) == {"unreachable-route", "timing-contradiction"}
-    assert "route.routes[6]" in kinds["unreachable-route"]["text"]  # the team="search" route
-    assert "group_wait 1m is longer than group_interval 30s" in kinds["timing-contradiction"]["text"]
+    assert "route.routes[6]" in kinds["unreachable-route"].text  # the team="search" route
+    assert "group_wait 1m is longer than group_interval 30s" in kinds["timing-contradiction"].text
     # the retired receiver kept is a failing check (the request says it goes away), not a finding
-    assert [c["id"] for c in result["checks"] if c["passed"] is False] == ["R2.route.removed-search-pager"]
+    assert [c.id for c in result.checks if c.passed is False] == ["R2.route.removed-search-pager"]
     unused = hygiene_findings({"route": {"receiver": "a"}, "receivers": [{"name": "a"}, {"name": "b"}]})
     assert unused == [{"kind": "unused-receiver", "where": "receivers[1]",
                        "text": "receiver b is named by no route, so it pages nobody"}]

@@ -38,7 +38,7 @@ def test_unknown_probe_kind_is_bad_input_naming_the_catalog(tmp_path):
     check = {"id": "A1.odd", "family": "Fire", "label": "odd", "probe": {"type": "bogus"}}
     task, ws = make_task(tmp_path, "groups: []\n", [], [check], "Nothing")
     with pytest.raises(BadInput, match="unknown probe type 'bogus'") as info:
-        Grader().grade(task, ws, pristine={})
+        Grader().grade_result(task, ws, pristine={})
     assert "checks.json" in str(info.value)
 
 

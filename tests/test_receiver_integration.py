@@ -8,7 +8,7 @@ import yaml
 
 from contract.files import read_json
 from contract.paths import TASKS_DIR, task_dirs
-from grader.grade import grade
+from grader.grade import grade_result
 
 TASK = next(t for t in task_dirs(TASKS_DIR) if "team-reorg-migration-easy" in t.name)
 
@@ -24,8 +24,8 @@ def test_a_new_receiver_without_integrations_fails_its_route_requirement(tmp_pat
     doc["receivers"] = [{"name": r["name"]} if r["name"] == route["receiver"] else r
                         for r in doc["receivers"]]
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    result = grade(TASK, ws)
-    check = next(c for c in result["checks"] if c["id"] == f"{route['id']}.route.receiver")
-    assert check["passed"] is False and "has none" in check["detail"]
-    assert result["keys"]["solved"] == 0
-    assert next(r for r in result["requirements"] if r["id"] == route["id"])["s"] < 1.0
+    result = grade_result(TASK, ws)
+    check = next(c for c in result.checks if c.id == f"{route['id']}.route.receiver")
+    assert check.passed is False and "has none" in check.detail
+    assert result.keys["solved"] == 0
+    assert next(r for r in result.requirements if r.id == route["id"]).s < 1.0

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from contract.base import dump
 from grader.am_syntax import classic_syntax_problems
-from grader.grade import grade
+from grader.grade import grade_result
 from grader.routing import check_config, resolve_receivers
 from grader.tools import (
     AMTOOL,
@@ -56,16 +57,16 @@ def test_amtool_log_lines_never_count_as_output(text, kept):
 
 
 def test_every_grade_names_the_tools_that_produced_it():
-    result = grade(TASK)
-    assert result["tools"] == tool_versions()
-    assert result["tools"]["promtool"] in subprocess.run([PROMTOOL, "--version"], capture_output=True,
+    tools = grade_result(TASK).tools
+    assert dump(tools) == tool_versions()
+    assert tools.promtool in subprocess.run([PROMTOOL, "--version"], capture_output=True,
                                                          text=True, check=False).stdout
     amtool = subprocess.run([AMTOOL, "--version"], capture_output=True, text=True, check=False)
-    assert result["tools"]["amtool"] in amtool.stdout + amtool.stderr
+    assert tools.amtool in amtool.stdout + amtool.stderr
     # the Alertmanager of the machine's amtool (one package ships both), major.minor
-    assert result["tools"]["inhibition"] == inhibition_judge(result["tools"]["amtool"])
-    assert re.fullmatch(r"alertmanager \d+\.\d+", result["tools"]["inhibition"])
-    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", result["tools"]["promtool"])
+    assert tools.inhibition == inhibition_judge(tools.amtool)
+    assert re.fullmatch(r"alertmanager \d+\.\d+", tools.inhibition)
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", tools.promtool)
 
 
 def test_a_recorded_run_names_the_tools_of_its_grades(tmp_path):
@@ -109,8 +110,8 @@ def test_a_matcher_only_newer_alertmanagers_accept_is_a_syntax_error_on_every_ve
     am_config.setdefault("inhibit_rules", []).append(
         {"source_matchers": [matcher], "target_matchers": ['severity="warning"']})
     am.write_text(yaml.safe_dump(am_config))
-    result = grade(TASK, workspace)
-    assert [e["file"] for e in result["syntax_errors"]] == ["alertmanager/alertmanager.yml"]
+    result = grade_result(TASK, workspace)
+    assert [e.file for e in result.syntax_errors] == ["alertmanager/alertmanager.yml"]
 
 
 def test_configs_both_versions_accept_are_left_alone():
@@ -182,7 +183,7 @@ def _unsupported_fields(path: Path) -> list[str]:
 
 def test_no_generated_test_file_carries_a_field_a_supported_promtool_rejects(tmp_path):
     kept = tmp_path / "kept"
-    grade(TASK, TASK / "solution" / "monitoring", keep=kept)
+    grade_result(TASK, TASK / "solution" / "monitoring", keep=kept)
     written = _test_files(kept)
     assert written, "the grader wrote promtool test files"
     shipped = [p for task in SAMPLE for p in _test_files(task)]

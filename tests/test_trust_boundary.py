@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from contract.base import dump
 from contract.errors import BadInput
+from contract.grade import GradeResult
 from contract.ids import check_id, id_problem, slug_id
 from contract.paths import TASKS_DIR, task_dirs
 from contract.untrusted import Tree, UnsafeInput, read_file
-from grader.grade import grade
+from grader.grade import grade_result
 
 TASK = task_dirs(TASKS_DIR)[0]
 SECRET_LINE = "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"
@@ -118,13 +120,13 @@ def test_slug_id_keeps_distinct_names_distinct():
 # ----------------------------------------------------------------------------------- the grader
 
 
-def _grade_json(ws: Path) -> tuple[dict, str]:
-    result = grade(TASK, ws)
-    return result, json.dumps(result)
+def _grade_json(ws: Path) -> tuple[GradeResult, str]:
+    result = grade_result(TASK, ws)
+    return result, json.dumps(dump(result))
 
 
-def _syntax_messages(result: dict, prefix: str) -> list[str]:
-    return [e["message"] for e in result["syntax_errors"] if e["file"].startswith(prefix)]
+def _syntax_messages(result: GradeResult, prefix: str) -> list[str]:
+    return [e.message for e in result.syntax_errors if e.file.startswith(prefix)]
 
 
 def test_grade_refuses_a_symlinked_alertmanager_yml(workspace, secret_file):
@@ -134,7 +136,7 @@ def test_grade_refuses_a_symlinked_alertmanager_yml(workspace, secret_file):
     os.symlink(secret_file, am)
     result, text = _grade_json(workspace)
     assert "symbolic link" in _syntax_messages(result, "alertmanager/")[0]
-    assert "OPENSSH" not in text and result["keys"]["syntax_ok"] == 0
+    assert "OPENSSH" not in text and result.keys["syntax_ok"] == 0
 
 
 def test_grade_refuses_a_symlinked_alertmanager_folder(workspace, tmp_path):
@@ -142,7 +144,7 @@ def test_grade_refuses_a_symlinked_alertmanager_folder(workspace, tmp_path):
     shutil.move(workspace / "alertmanager", elsewhere)
     os.symlink(elsewhere, workspace / "alertmanager")
     result, _ = _grade_json(workspace)
-    assert result["keys"]["syntax_ok"] == 0
+    assert result.keys["syntax_ok"] == 0
     assert _syntax_messages(result, "alertmanager/")
 
 
@@ -152,7 +154,7 @@ def test_grade_refuses_a_symlinked_rules_folder(workspace, tmp_path):
     os.symlink(elsewhere, workspace / "rules")
     result, _ = _grade_json(workspace)
     assert "symbolic link" in _syntax_messages(result, "rules")[0]
-    assert result["keys"]["syntax_ok"] == 0
+    assert result.keys["syntax_ok"] == 0
 
 
 @pytest.mark.parametrize("entry", ["{outside}/*", "../../../../../../..{outside}/*",
@@ -213,22 +215,22 @@ def test_input_series_shadowing_with_colliding_labels_is_tamper(workspace):
     (workspace / "rules" / "shadow.yml").write_text(
         "groups:\n- name: shadow\n  rules:\n  - record: grpc_server_handled_total\n"
         "    expr: grpc_server_handled_total * 0\n")
-    result = grade(TASK, workspace)
-    assert result["keys"]["tamper"] == 1 and result["reward"] == 0
-    assert any("grpc_server_handled_total" in t["message"] for t in result["tamper"])
+    result = grade_result(TASK, workspace)
+    assert result.keys["tamper"] == 1 and result.reward == 0
+    assert any("grpc_server_handled_total" in t.message for t in result.tamper)
 
 
 def test_a_group_interval_equal_to_the_evaluation_interval_is_not_tamper(workspace):
     """b79b4ba: a new group with ``interval: 1m`` (a no-op) was tamper and scored 0."""
-    pristine = grade(TASK, workspace)
+    pristine = grade_result(TASK, workspace)
     (workspace / "rules" / "extra.yml").write_text(
         "groups:\n- name: extra\n  interval: 1m\n  rules:\n  - record: extra:one\n    expr: vector(1)\n")
-    result = grade(TASK, workspace)
-    assert result["keys"]["tamper"] == 0
+    result = grade_result(TASK, workspace)
+    assert result.keys["tamper"] == 0
     (workspace / "rules" / "extra.yml").write_text(
         "groups:\n- name: extra\n  interval: 30s\n  rules:\n  - record: extra:one\n    expr: vector(1)\n")
-    assert grade(TASK, workspace)["keys"]["tamper"] == 1
-    assert pristine["keys"]["tamper"] == 0
+    assert grade_result(TASK, workspace).keys["tamper"] == 1
+    assert pristine.keys["tamper"] == 0
 
 
 def _task_with_catalog(tmp_path: Path, change) -> Path:

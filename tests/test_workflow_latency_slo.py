@@ -8,7 +8,7 @@ import shutil
 import pytest
 import yaml
 
-from grader.grade import grade
+from grader.grade import grade_result
 from tasks.generator.catalog import derive_catalog
 from tasks.generator.generate import task_files, write_task
 from tasks.generator.repo import rule_groups
@@ -68,7 +68,7 @@ def test_a_correct_alert_on_records_with_the_wrong_bucket_keeps_half_its_credit(
     wrong = "0.1" if target.latency_le != "0.1" else "1"
     path.write_text(text.replace(f'service="{target.name}",le="{target.latency_le}"',
                                  f'service="{target.name}",le="{wrong}"'))
-    result = grade(task, ws)
-    scores = {r["id"]: r["q"] for r in result["requirements"]}
+    result = grade_result(task, ws)
+    scores = {r.id: r.q for r in result.requirements}
     assert 0.45 <= scores["A1"] <= 0.6  # the reference half passes, the integrated one does not
     assert scores["C1"] < 0.5 and scores["R1"] == 1.0
