@@ -122,7 +122,7 @@ def test_over_broad_inhibit_source_is_killed_by_a_neighbour_of_the_same_service(
         # suppressed cases fail instead (and the grade says the verdicts differ)
         assert {c for c in failed if ".inhibit.suppressed." in c}
     if operator != "source-prefix":  # a source matching the target too: versions disagree
-        differing = {d["check"] for d in graded["version_differences"]}
+        differing = {d.check for d in graded.version_differences}
         assert differing and all(".inhibit." in c for c in differing)
 
 
