@@ -94,7 +94,7 @@ class VersionDifference(Strict):
 
 
 class GradeResult(Strict):
-    """What ``grade(task, workspace)`` returns; apart from ``timings`` the same task and
+    """What ``grade_result(task, workspace)`` returns; apart from ``timings`` the same task and
     workspace give byte-identical JSON."""
 
     version: int
@@ -138,13 +138,3 @@ def validated(result: dict[str, Any]) -> GradeResult:
     if model.missing_keys():
         raise ValueError(f"grade result lacks keys {model.missing_keys()}")
     return model
-
-
-def checked(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` itself once it validates (:func:`validated`).
-
-    Raises:
-        ValueError: the grader produced something else (a bug, never bad input).
-    """
-    validated(result)
-    return result

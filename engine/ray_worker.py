@@ -153,12 +153,14 @@ def run_job(fn, args: tuple, tasks: dict[str, tuple[str, Any]]) -> tuple[str, An
 def grade_files(task_dir: str, files: dict[str, bytes], dirs: list[str]) -> dict:
     """The GradeResult of the workspace ``files`` (``{path in the repo: bytes}``) against the
     task folder ``task_dir`` (already on this worker), with ``worker`` set, as its JSON form
-    (the dict :func:`grader.grade.grade` returns: what crosses to the driver)."""
-    from grader.grade import grade
+    (:func:`contract.base.dump` of :func:`grader.grade.grade_result`: what crosses to the
+    driver, which reads it back into the model)."""
+    from contract.base import dump
+    from grader.grade import grade_result
 
     with tempfile.TemporaryDirectory(prefix="alertforge-ray-ws-") as tmp:
         root = write_tree(Path(tmp) / "monitoring", files, dirs)
-        result = grade(task_dir, root)
+        result = dump(grade_result(task_dir, root))
     result["worker"] = worker_name()
     return result
 

@@ -1,4 +1,4 @@
-"""grade(task, workspace) -> GradeResult: run a task's check catalog against a workspace.
+"""grade_result(task, workspace) -> GradeResult: run a task's check catalog against a workspace.
 
 PromQL checks replay the catalog's scenarios through the real ``promtool test rules``;
 route checks resolve receivers with the real ``amtool config routes test``; inhibit checks
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from contract.base import parse
 from contract.errors import BadInput
-from contract.grade import GradeResult, checked, validated
+from contract.grade import GradeResult, validated
 from contract.task import CheckCatalog
 from contract.task_roots import task_fingerprint
 from contract.untrusted import Tree
@@ -48,14 +48,14 @@ class Grader:
     """Grades workspaces against task catalogs, keeping its memos in one :class:`GradeCache`.
 
     A fresh ``Grader()`` shares nothing with other graders; :data:`DEFAULT_GRADER` is the
-    one behind :func:`grade` and :func:`pristine_scores`.
+    one behind :func:`grade_result` and :func:`pristine_scores`.
     """
 
     def __init__(self, cache: GradeCache | None = None) -> None:
         self.cache = cache if cache is not None else GradeCache()
         self._tools: dict[str, str] | None = None
         self.graded = 0
-        """Grades finished through :func:`grade` (the pristine grades a grader makes for
+        """Grades finished through :func:`grade_result` (the pristine grades a grader makes for
         itself are not counted): what a run engine reports as grades per second."""
 
     def tools(self) -> dict[str, str]:
@@ -70,12 +70,6 @@ class Grader:
         """:func:`grade_result` with this grader's cache; ``causes=False`` leaves failing
         checks without a cause (the pristine scores need none)."""
         return validated(self._result(task_dir, workspace, pristine, keep, causes))
-
-    def grade(self, task_dir: str | Path, workspace: str | Path | None = None, *,
-              pristine: dict[str, float] | None = None, keep: Path | None = None,
-              causes: bool = True) -> dict:
-        """:meth:`grade_result` as its JSON form (the dict ``alertforge grade --json`` prints)."""
-        return checked(self._result(task_dir, workspace, pristine, keep, causes))
 
     def _result(self, task_dir: str | Path, workspace: str | Path | None,
                 pristine: dict[str, float] | None, keep: Path | None, causes: bool) -> dict:
@@ -111,7 +105,7 @@ class Grader:
 
 
 DEFAULT_GRADER = Grader(GradeCache(store=ToolStore()))
-"""The process-wide grader behind :func:`grade` and :func:`pristine_scores`, created here and
+"""The process-wide grader behind :func:`grade_result` and :func:`pristine_scores`, created here and
 nowhere else; it keeps promtool replays on disk when ``ALERTFORGE_REPLAY_CACHE`` names a
 folder (:mod:`grader.tool_store`). Code that must make the next grades run promtool again (the gate's determinism
 check, tests, the benchmark) calls ``DEFAULT_GRADER.cache.clear_replays()``."""
@@ -124,27 +118,15 @@ def grade_result(task_dir: str | Path, workspace: str | Path | None = None, *,
     ``pristine`` maps requirement id -> q of the pristine repo (computed, and cached per
     task content, when not given). ``keep`` copies the grader's temporary files (rule
     files, promtool test files) there before they are removed. Returns the
-    :class:`contract.grade.GradeResult`; its file form is :func:`contract.base.dump` of it
-    (the dict :func:`grade` returns). Uses :data:`DEFAULT_GRADER`.
+    :class:`contract.grade.GradeResult`; its file form (what ``alertforge grade --json`` and
+    the verifier print, what a Ray worker sends back) is :func:`contract.base.dump` of it.
+    Uses :data:`DEFAULT_GRADER`.
 
     Raises:
         BadInput: the task folder or workspace is missing or the catalog is malformed.
         promtool.GraderError: promtool failed in a way no check explains.
     """
     result = DEFAULT_GRADER.grade_result(task_dir, workspace, pristine=pristine, keep=keep)
-    DEFAULT_GRADER.graded += 1
-    return result
-
-
-def grade(task_dir: str | Path, workspace: str | Path | None = None, *,
-          pristine: dict[str, float] | None = None, keep: Path | None = None) -> dict:
-    """:func:`grade_result` as the GradeResult dict of docs/formats.md (its JSON form).
-
-    Raises:
-        BadInput: the task folder or workspace is missing or the catalog is malformed.
-        promtool.GraderError: promtool failed in a way no check explains.
-    """
-    result = DEFAULT_GRADER.grade(task_dir, workspace, pristine=pristine, keep=keep)
     DEFAULT_GRADER.graded += 1
     return result
 
