@@ -90,6 +90,10 @@ function whyParts(entry) {
 }
 
 const EAGER_ROWS = 24;
+// At the first draw, no more rows than a window's height of them (the panel starts below the step
+// controls, so that is past the bottom of the first screen; the placeholder's observer draws the
+// next ones after the first frame): every row drawn before it is styled and laid out in that frame.
+const firstRows = () => Math.max(8, Math.min(EAGER_ROWS, Math.ceil((window.innerHeight || 0) / ROW_ESTIMATE)));
 const CHUNK_ROWS = 25;
 const ROW_ESTIMATE = 60; // px a row takes, about (the placeholder's height per row not drawn)
 
@@ -323,7 +327,7 @@ export function renderChecks(container, summary, catalog, onSelectCheck, onOpenB
   const groupsBuilt = catalog.panel.length;
   installSelection(container, panel.byItem, onSelectCheck, onOpenBlame);
   const filter = installFilter(container, panel, catalog);
-  panel.draw(EAGER_ROWS);
+  panel.draw(firstRows());
 
   let last = null;
   function update(step, selectedCheckId, detailOf, whyOf) {

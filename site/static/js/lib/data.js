@@ -131,8 +131,17 @@ export function runHeadProblem(head) {
  * download can overlap other work while the parse waits until the caller wants the run).
  */
 export function startRunDownload(runId) {
+  startDownload(`data/runs/${encodeURIComponent(runId)}.json`);
+}
+
+/** Start downloading data/tasks/<id>.json now; a later loadTask(taskId) parses it (as startRunDownload). */
+export function startTaskDownload(taskId) {
+  if (!taskFiles.has(`data/tasks/${encodeURIComponent(taskId)}.json`)) startDownload(`data/tasks/${encodeURIComponent(taskId)}.json`);
+}
+
+/** @param {string} url */
+function startDownload(url) {
   if (bundledFiles()) return;
-  const url = `data/runs/${encodeURIComponent(runId)}.json`;
   window.__prefetched = window.__prefetched || Object.create(null);
   if (!window.__prefetched[url]) window.__prefetched[url] = request(url);
 }

@@ -34,7 +34,7 @@
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
 import { byId, fill, el, showPageError } from "../lib/dom.js";
-import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, loadTaskInputs, runAlias, startRunDownload } from "../lib/data.js";
+import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, loadTaskInputs, runAlias, startRunDownload, startTaskDownload } from "../lib/data.js";
 import { formatCount, formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { highlightHunk, renderStepDetail } from "../components/detail.js";
@@ -400,16 +400,21 @@ async function main() {
     if (fromHead) showFromHead(wanted, episodeHead);
     // The task file and the whole run file are fetched once the first step is drawn (nothing but
     // the head stands before it); the panel's other checks and every other part wait for both.
+    // Drawn from the head, the first step's frame is presented before any of them is parsed or
+    // the later modules are evaluated: that work waits for the frame after it (a long task between
+    // the two would hold back the next frame, the first one known to have shown the step).
     if (head) startRunDownload(runId);
+    startTaskDownload((head || state.run).task_id);
+    if (fromHead) {
+      await nextFrame();
+      markFirstPaint();
+      await nextFrame();
+    }
     const taskLoaded = loadTask((head || state.run).task_id).then((task) => {
       performance.mark("task-loaded");
       return task;
     });
     taskLoaded.catch(() => {}); // a failure is reported where it is awaited, below
-    if (fromHead) {
-      await nextFrame();
-      markFirstPaint();
-    }
     const later = laterModules();
     state.task = await taskLoaded;
     if (head) {
