@@ -6,20 +6,16 @@ whose sub-folders are run folders: exported in place, never written), ``episodes
 transcript file, or a folder of them) and ``harbor`` (anything else the Harbor importer takes: a job folder, a
 trial folder, a folder of jobs, an ATIF trajectory file). A key is the sorted
 ``(relative path, size, mtime_ns, inode)`` of every regular file under the path, found
-without following a link; a run is read again only when its key changes.
+without following a link (:func:`exporter.export_state.key_of`, the key an incremental export
+uses too); a run is read again only when its key changes.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from contract.errors import BadInput
-
-MAX_FILES = 200_000
-"""Files looked at under one PATH for its key; past that the key covers the first ones (in
-walk order) and the input is still read whole by its importer."""
 
 
 @dataclass(frozen=True)
@@ -87,27 +83,3 @@ def run_folders(item: Input) -> list[Path]:
     if (item.path / "run.json").is_file():
         return [item.path]
     return [p for p in _subfolders(item.path) if (p / "run.json").is_file() and not (p / "run.json").is_symlink()]
-
-
-def key_of(path: Path) -> tuple:
-    """The change key of ``path`` (a file or a folder; see the module); links are not followed
-    and unreadable entries are left out."""
-    path = Path(path)
-    if path.is_file():
-        stat = path.stat()
-        return ((path.name, stat.st_size, stat.st_mtime_ns, stat.st_ino),)
-    entries = []
-    for folder, dirs, files in os.walk(path, followlinks=False):
-        dirs.sort()
-        for name in sorted(files):
-            full = os.path.join(folder, name)
-            try:
-                stat = os.lstat(full)
-            except OSError:
-                continue
-            if os.path.islink(full):
-                continue
-            entries.append((os.path.relpath(full, path), stat.st_size, stat.st_mtime_ns, stat.st_ino))
-            if len(entries) >= MAX_FILES:
-                return tuple(entries)
-    return tuple(entries)

@@ -2,7 +2,7 @@
 into the cache, export the site, and do it again whenever an input changes.
 
 One thread (:meth:`LiveSite.run`) loops: every ``interval`` seconds it takes each input's
-key (:func:`alertforge.view.inputs.key_of`; for a folder of runs, one key per run), imports
+key (:func:`exporter.export_state.key_of`; for a folder of runs, one key per run), imports
 the Harbor and ARIA inputs whose key changed (into the cache; the importer skips trials it
 already graded from the same files), and exports every current run into the cache's site,
 all or nothing (:func:`exporter.export.export_site`, which redacts as any export does). The
@@ -20,10 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from alertforge.view.inputs import Input, key_of, run_folders
+from alertforge.view.inputs import Input, run_folders
 from contract.errors import BadInput
 from contract.files import read_json
 from contract.text import shown_name
+from exporter.export_state import key_of
 
 FIRST_BATCH = 24
 """Runs in the first export when there are more (the newest by run.json mtime)."""
