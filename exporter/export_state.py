@@ -164,17 +164,22 @@ class ExportState:
         if all(isinstance(saved.get(name), dict) for name in ("runs", "tasks", "pages")):
             self.runs, self.tasks, self.pages = saved["runs"], saved["tasks"], saved["pages"]
 
-    def record(self, digest: str) -> dict[str, Any] | None:
-        """The record stored as ``digest`` (None when it is missing or not what was stored)."""
+    def _stored(self, digest: str) -> bytes | None:
+        """The bytes stored as ``digest`` when they are what was stored (their sha256), else None."""
         try:
             data = (self.folder / RECORDS / f"{digest}.json").read_bytes()
         except OSError:
             return None
-        return orjson.loads(data) if hashlib.sha256(data).hexdigest() == digest else None
+        return data if hashlib.sha256(data).hexdigest() == digest else None
+
+    def record(self, digest: str) -> dict[str, Any] | None:
+        """The record stored as ``digest`` (None when it is missing or not what was stored)."""
+        data = self._stored(digest)
+        return orjson.loads(data) if data is not None else None
 
     def has_record(self, digest: str) -> bool:
-        """Whether a record is stored as ``digest`` (not read: :meth:`record` checks its bytes)."""
-        return (self.folder / RECORDS / f"{digest}.json").is_file()
+        """Whether the record ``digest`` is stored as it was (its bytes are checked)."""
+        return self._stored(digest) is not None
 
     def store_record(self, data: bytes) -> str:
         """Keep a record's bytes; returns their sha256 (its name). Best effort: a state that
@@ -182,7 +187,7 @@ class ExportState:
         digest = hashlib.sha256(data).hexdigest()
         path = self.folder / RECORDS / f"{digest}.json"
         try:
-            if not path.is_file():
+            if not self.has_record(digest):  # missing, or altered since: written again
                 write_atomic(path, data)
         except OSError:
             pass

@@ -193,3 +193,21 @@ def test_other_sites_states_are_bounded_but_never_one_in_use(tmp_path):
     os.utime(states[2].folder / "state.json", (1, 1))
     ExportState.for_site(tmp_path / "site-new", "options", root).save(b"manifest", keep=2)
     assert len(list(root.iterdir())) == 2  # the newest and the most recently used other
+
+
+@pytest.mark.parametrize("altered", ["every record", "heavy parts"])
+def test_an_altered_state_costs_a_read_never_a_failed_or_wrong_site(tmp_path, altered):
+    """Records changed on disk since they were stored are neither reused nor trusted when the
+    same bytes are stored again: the runs are read again, the site is a full export's."""
+    runs = _copy_runs(tmp_path)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)
+    before = _tree(site)
+    (state,) = cache.glob("*/state.json")
+    heavy = {digest for entry in json.loads(state.read_text())["runs"].values() for digest in entry["heavy"]}
+    for record in state.parent.glob("records/*.json"):
+        if altered == "every record" or record.stem in heavy:
+            record.write_text('{"run_id": "other", "heavy": {}}')
+    again = export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)
+    assert again["reused"] == 0 and _tree(site) == before and verify_site(site) == []
+    assert export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)["reused"] == 4
