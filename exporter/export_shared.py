@@ -134,33 +134,47 @@ def write_heads(entries: list[RunEntry], tasks: dict[str, SiteTask], context: Ex
         context.sink.write(relative, _json_bytes(_checked(RunHead, head)))
 
 
-def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask]) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """The task run lists, index.json, aliases, run list and search shards, attempts.json and
-    home.json; and the index document (the pages are rendered from it)."""
-    files: dict[str, bytes] = {}
+def _put(context: ExportContext, relative: str, data: bytes) -> None:
+    """Write the data file ``relative`` into the sink once it is within
+    :data:`exporter.export_runs.MAX_FILE_BYTES` (BadInput naming it otherwise)."""
+    check_sizes({relative: data})
+    context.sink.write(relative, data)
+
+
+def _search_shards(entries: list[RunEntry], context: ExportContext) -> int:
+    """Write the search shards (exporter.run_index.SearchIndex: one shard held at a time);
+    returns their number."""
+    with SearchIndex() as search:
+        for number, entry in enumerate(entries):
+            search.add_tokens(number, entry.part("tokens"))
+        count = search.shard_count()
+        for number, shard in enumerate(search.shards(count)):
+            _put(context, f"data/search/{number}.json", _json_bytes(shard))
+    return count
+
+
+def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask], context: ExportContext) -> dict[str, Any]:
+    """Write the task run lists, index.json, aliases, run list and search shards, attempts.json
+    and home.json; returns the index document (the pages are rendered from it)."""
     summaries = [entry.record["summary"] for entry in entries]
     for task in tasks.values():
-        files[f"data/task-runs/{task.id}.json"] = _json_bytes(_checked(TaskRuns, task_runs_document(task, summaries)))
+        _put(context, f"data/task-runs/{task.id}.json", _json_bytes(_checked(TaskRuns, task_runs_document(task, summaries))))
     jobs = [RunFolder(entry.folder, entry.record["job"], {}) for entry in entries if entry.record["job"]]
     index = _checked(SiteIndex, {**index_document(summaries, tasks), "jobs": job_rows(jobs)})
-    files["data/index.json"] = _json_bytes(index)
+    _put(context, "data/index.json", _json_bytes(index))
     legacy = [RunFolder(entry.folder, {"legacy_id": entry.record["legacy_id"]}, {}) for entry in entries]
-    files["data/aliases.json"] = _json_bytes(aliases_document(legacy, [s["run_id"] for s in summaries]))
-    run_shards = shard_rows(summaries)
-    for number, shard in enumerate(run_shards):
-        files[f"data/runs-index/{number}.json"] = _json_bytes(shard)
-    search = SearchIndex()
-    for number, entry in enumerate(entries):
-        search.add_tokens(number, entry.part("tokens"))
-    search_shards = search.shards()
-    for number, shard in enumerate(search_shards):
-        files[f"data/search/{number}.json"] = _json_bytes(shard)
+    _put(context, "data/aliases.json", _json_bytes(aliases_document(legacy, [s["run_id"] for s in summaries])))
+    shard_sizes = []
+    for number, shard in enumerate(shard_rows(summaries)):
+        _put(context, f"data/runs-index/{number}.json", _json_bytes(shard))
+        shard_sizes.append(len(shard["rows"]))
+    search_shards = _search_shards(entries, context)
     attempts = attempts_document(index["attempts"])
     if attempts["attempts"]:
-        files["data/attempts.json"] = _json_bytes(_checked(AttemptsDocument, attempts))
-    files["data/home.json"] = _json_bytes(_checked(HomeDocument, home_document(
-        summaries, [len(shard["rows"]) for shard in run_shards], len(search_shards))))
-    return files, index
+        _put(context, "data/attempts.json", _json_bytes(_checked(AttemptsDocument, attempts)))
+    _put(context, "data/home.json", _json_bytes(_checked(HomeDocument, home_document(
+        summaries, shard_sizes, search_shards))))
+    return index
 
 
 def _gallery(entries: list[RunEntry]) -> dict[str, Any]:
@@ -209,14 +223,14 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
     """
     tasks = site_tasks(entries, context)
     write_heads(entries, tasks, context)
-    files, index = _index_files(entries, tasks)
-    check_sizes(files)
+    index = _index_files(entries, tasks, context)
     bytecode = context.saved.folder.parent / "templates" if context.saved is not None else None
-    files.update(render_pages(site_dir / "templates", index, _gallery(entries), _page_reuse(site_dir, context),
-                              bytecode))
-    files.update(_static_files(site_dir / "static"))
-    files.update(page_assets(site_dir / "static"))
-    for relative, data in sorted(files.items()):
+    for relative, data in render_pages(site_dir / "templates", index, _gallery(entries),
+                                       _page_reuse(site_dir, context), bytecode):
+        context.sink.write(relative, data)
+    static = _static_files(site_dir / "static")
+    static.update(page_assets(site_dir / "static"))
+    for relative, data in sorted(static.items()):
         context.sink.write(relative, data)
     return len(tasks)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +125,9 @@ def _render(environment: jinja2.Environment, templates_dir: Path, name: str, **c
 def render_pages(
     templates_dir: Path, index: dict[str, Any], gallery: dict[str, Any] | None = None,
     reuse: Callable[[str, dict[str, Any]], bool] | None = None, bytecode: Path | None = None,
-) -> dict[str, bytes]:
-    """Every page as ``{relative path: UTF-8 bytes}``.
+) -> Iterator[tuple[str, bytes]]:
+    """Every page as ``(relative path, UTF-8 bytes)``, made one at a time as the caller takes
+    them (a site's gallery pages grow with its runs: none is held after it is taken).
 
     index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
     (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
@@ -152,15 +153,14 @@ def render_pages(
     # every page: opened from disk (file://), say to serve the site instead of showing nothing
     environment.globals["file_notice_script"], environment.globals["file_notice_hash"] = inline_script(
         templates_dir.parent / "static", "file-notice.js")
-    pages = {}
     for name in PAGES:
-        pages[name] = _render(
+        yield name, _render(
             environment, templates_dir, name, index=index, page=name, root="", preview_rows=PREVIEW_ROWS,
             bundle=bundle_name(name),
         )
     if gallery is None:
-        return pages
-    pages["gallery/index.html"] = _render(
+        return
+    yield "gallery/index.html", _render(
         environment, templates_dir, "gallery_index.html",
         index=index, page="gallery/index.html", root="../", gallery=gallery,
     )
@@ -170,8 +170,7 @@ def render_pages(
     for gallery_page in [part for kind in kinds for part in paginate(kind)]:
         if reuse is not None and reuse(gallery_page["file"], {**gallery_page, "footer": footer}):
             continue
-        pages[gallery_page["file"]] = _render(
+        yield gallery_page["file"], _render(
             environment, templates_dir, "gallery_page.html",
             index=footer, page=gallery_page["file"], root="../", gallery_page=gallery_page,
         )
-    return pages

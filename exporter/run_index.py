@@ -8,9 +8,12 @@ fast with 10,000 runs. Search postings are sharded by a hash of the token.
 from __future__ import annotations
 
 import re
+import tempfile
 import zlib
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Self
+
+import orjson
 
 SHARD_ROWS = 250
 """Run rows per ``data/runs-index/<k>.json`` shard: the home page's first load takes one (about
@@ -89,33 +92,94 @@ def run_tokens(steps: list[dict[str, Any]], full_texts: dict | None = None) -> d
 
 
 class SearchIndex:
-    """Token -> postings ``[[run number, step, ...], ...]`` over all exported runs."""
+    """Token -> postings ``[[run number, step, ...], ...]`` over all exported runs, built with
+    memory bounded by one shard: each run's postings are spilled, as they are added, into
+    :data:`BUCKETS` buckets by ``crc32(token)`` in an unnamed temporary file; :meth:`shards`
+    then makes one shard at a time from the buckets it covers. Runs must be added in
+    increasing run number, each once. :meth:`close` (or a ``with`` block) frees the file."""
+
+    BUCKETS = 1024
+    """Buckets the postings are spilled into (a power of two: shard ``k`` of ``n`` shards is
+    the union of the buckets ``b`` with ``b % n == k`` while ``n`` is at most this)."""
+    FLUSH_BYTES = 16 * 1024
+    """A bucket's postings are held in memory up to this many bytes, then appended to the file."""
 
     def __init__(self) -> None:
-        self.postings: dict[str, dict[int, list[int]]] = defaultdict(dict)
+        self._file = tempfile.TemporaryFile(prefix="alertforge-search-")  # noqa: SIM115 - closed by close()
+        self._buffers = [bytearray() for _ in range(self.BUCKETS)]
+        self._chunks: list[list[tuple[int, int]]] = [[] for _ in range(self.BUCKETS)]
+        self._end = 0
+        self._postings = 0
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the spill file."""
+        self._file.close()
 
     def add_run(self, run_number: int, steps: list[dict[str, Any]], full_texts: dict | None = None) -> None:
         """Index one run's steps (``full_texts``: ``{n: text}`` overriding a step's search text)."""
         self.add_tokens(run_number, run_tokens(steps, full_texts))
 
     def add_tokens(self, run_number: int, found: dict[str, list[int]]) -> None:
-        """Index one run by its :func:`run_tokens`."""
+        """Index one run by its :func:`run_tokens` (``{token: [step, ...]}``)."""
+        grouped: dict[int, dict[str, list[int]]] = defaultdict(dict)
         for token, steps in found.items():
-            self.postings[token][run_number] = list(steps)
+            grouped[shard_of(token, self.BUCKETS)][token] = steps
+        for bucket, postings in grouped.items():
+            buffer = self._buffers[bucket]
+            buffer += orjson.dumps([run_number, postings]) + b"\n"
+            if len(buffer) >= self.FLUSH_BYTES:
+                self._flush(bucket)
+        self._postings += len(found)
 
-    def shards(self) -> list[dict[str, Any]]:
-        """The index cut into a power-of-two number of shards by ``crc32(token)``; each shard is
-        ``{tokens: {token: [[run number, step, ...], ...]}}`` with postings sorted by run number."""
-        size = sum(len(token) + 8 * len(runs) for token, runs in self.postings.items())
+    def _flush(self, bucket: int) -> None:
+        buffer = self._buffers[bucket]
+        self._file.seek(self._end)
+        self._file.write(buffer)
+        self._chunks[bucket].append((self._end, len(buffer)))
+        self._end += len(buffer)
+        self._buffers[bucket] = bytearray()
+
+    def _bucket(self, bucket: int):
+        """The ``[run number, {token: [step, ...]}]`` records of ``bucket``, in the order added."""
+        for offset, length in self._chunks[bucket]:
+            self._file.seek(offset)
+            for line in self._file.read(length).splitlines():
+                yield orjson.loads(line)
+        for line in bytes(self._buffers[bucket]).splitlines():
+            yield orjson.loads(line)
+
+    def shard_count(self) -> int:
+        """The number of shards: the smallest power of two keeping the index's estimated size
+        (each distinct token's length plus 8 bytes a posting) per shard at most
+        :data:`SEARCH_SHARD_TARGET`."""
+        size = 8 * self._postings
+        for bucket in range(self.BUCKETS):
+            size += sum(len(token) for token in {t for _, found in self._bucket(bucket) for t in found})
         count = 1
         while size / count > SEARCH_SHARD_TARGET:
             count *= 2
-        shards: list[dict[str, Any]] = [{"tokens": {}} for _ in range(count)]
-        for token in sorted(self.postings):
-            runs = self.postings[token]
-            shard = shards[shard_of(token, count)]
-            shard["tokens"][token] = [[number, *runs[number]] for number in sorted(runs)]
-        return shards
+        return count
+
+    def shards(self, count: int | None = None):
+        """Yield the index cut into ``count`` (default :meth:`shard_count`) shards by
+        ``crc32(token)``, one at a time in shard order; each shard is ``{tokens: {token:
+        [[run number, step, ...], ...]}}``, tokens sorted, postings sorted by run number."""
+        count = self.shard_count() if count is None else count
+        for number in range(count):
+            postings: dict[str, list[list[int]]] = defaultdict(list)
+            for bucket in range(number % self.BUCKETS, self.BUCKETS, count) if count <= self.BUCKETS else (
+                    [number % self.BUCKETS]):
+                for run_number, found in self._bucket(bucket):
+                    for token, steps in found.items():
+                        if count <= self.BUCKETS or shard_of(token, count) == number:
+                            postings[token].append([run_number, *steps])
+            yield {"tokens": {token: sorted(postings[token], key=lambda p: p[0]) for token in sorted(postings)}}
 
 
 def shard_of(token: str, count: int) -> int:

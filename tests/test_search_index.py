@@ -1,0 +1,61 @@
+"""The cross-run search index spilled to disk (exporter.run_index.SearchIndex) gives the shards
+the plain in-memory index gives, whatever the shard count, bucket count and flush size."""
+
+from __future__ import annotations
+
+import random
+import zlib
+
+import pytest
+
+from exporter import run_index
+from exporter.run_index import SearchIndex
+
+
+def _plain_shards(runs: list[dict[str, list[int]]], count: int) -> list[dict]:
+    """The shards by the definition in docs/formats.md, held whole in memory."""
+    shards: list[dict] = [{"tokens": {}} for _ in range(count)]
+    postings: dict[str, dict[int, list[int]]] = {}
+    for number, found in enumerate(runs):
+        for token, steps in found.items():
+            postings.setdefault(token, {})[number] = steps
+    for token in sorted(postings):
+        shards[zlib.crc32(token.encode()) % count]["tokens"][token] = [
+            [number, *postings[token][number]] for number in sorted(postings[token])]
+    return shards
+
+
+def _runs(seed: int, count: int) -> list[dict[str, list[int]]]:
+    rng = random.Random(seed)
+    words = [f"w{n:04d}" for n in range(400)] + ["alertmanager", "receiver", "for_5m"]
+    return [{word: sorted(rng.sample(range(30), rng.randint(1, 4))) for word in rng.sample(words, rng.randint(0, 60))}
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize(("buckets", "flush", "count"), [
+    (1024, 16 * 1024, None),   # as exported: one shard here
+    (8, 64, 4),                # several buckets a shard, buffers flushed many times
+    (8, 64, 32),               # more shards than buckets: a bucket is cut by crc32 % count
+    (1, 1, 3),                 # one bucket, every record flushed
+])
+def test_spilled_index_gives_the_plain_shards(monkeypatch, buckets, flush, count):
+    monkeypatch.setattr(SearchIndex, "BUCKETS", buckets)
+    monkeypatch.setattr(SearchIndex, "FLUSH_BYTES", flush)
+    runs = _runs(buckets + flush, 300)
+    with SearchIndex() as index:
+        for number, found in enumerate(runs):
+            index.add_tokens(number, found)
+        shards = list(index.shards(count))
+        expected_count = index.shard_count()
+    assert shards == _plain_shards(runs, count or expected_count)
+    assert sum(len(shard["tokens"]) for shard in shards) == len({t for found in runs for t in found}) > 400
+
+
+def test_shard_count_keeps_shards_near_the_target(monkeypatch):
+    runs = _runs(7, 300)
+    size = sum(len(t) for t in {t for found in runs for t in found}) + 8 * sum(len(found) for found in runs)
+    monkeypatch.setattr(run_index, "SEARCH_SHARD_TARGET", size // 5)
+    with SearchIndex() as index:
+        for number, found in enumerate(runs):
+            index.add_tokens(number, found)
+        assert index.shard_count() == 8, "the smallest power of two with size / count <= target"
