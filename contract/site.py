@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from contract.base import Strict
 from contract.run import Kind, Status
@@ -242,18 +242,28 @@ class JobRow(Strict):
 
 class SiteIndex(Strict):
     """``data/index.json``: every run row, the tasks, and two leaderboards (complete runs
-    only, and every run)."""
+    only, and every run). A site whose run rows would take the file past the 10 MB a file
+    may have (about 29,000 runs) has ``run_shards`` instead of ``runs``: the rows are then
+    those of ``data/runs-index/0.json`` .. ``<run_shards - 1>.json`` (arrays in their
+    ``fields`` order), in the same order."""
 
     version: int
     generated_by: str
     tasks: list[TaskRow]
-    runs: list[RunRow]
+    runs: list[RunRow] | None = None
+    run_shards: int | None = Field(default=None, ge=1)
     leaderboard: list[LeaderboardRow]
     leaderboard_all: list[LeaderboardRow]
     incomplete_runs: int
     attempts: list[AttemptRow] = Field(default_factory=list)
     jobs: list[JobRow] = Field(default_factory=list)
     """Harbor's job level (exporter/harbor_jobs.py): one row per job of the imported trials."""
+
+    @model_validator(mode="after")
+    def _rows_or_shards(self) -> SiteIndex:
+        if (self.runs is None) == (self.run_shards is None):
+            raise ValueError("exactly one of runs and run_shards")
+        return self
 
 
 class AttemptsDocument(Strict):

@@ -29,7 +29,7 @@ from contract.site import (
     TaskRuns,
 )
 from exporter.bundle import page_assets
-from exporter.export_runs import ExportContext, RunEntry, check_sizes, read_masked
+from exporter.export_runs import MAX_FILE_BYTES, ExportContext, RunEntry, check_sizes, read_masked
 from exporter.export_state import digest_of
 from exporter.gallery_checks import check_gallery_from_records
 from exporter.gallery_episodes import outcome_gallery_from_records, penalty_gallery_from_records
@@ -141,6 +141,17 @@ def _put(context: ExportContext, relative: str, data: bytes) -> None:
     context.sink.write(relative, data)
 
 
+def _index_bytes(index: dict[str, Any], run_shards: int) -> bytes:
+    """data/index.json's bytes: with every run row while that keeps it within
+    :data:`exporter.export_runs.MAX_FILE_BYTES`, else with ``run_shards`` (the rows are
+    those of the run list's shards; contract.site.SiteIndex) instead of ``runs``."""
+    data = _json_bytes(index)
+    if len(data) <= MAX_FILE_BYTES:
+        return data
+    rest = {key: value for key, value in index.items() if key != "runs"}
+    return _json_bytes(_checked(SiteIndex, {**rest, "run_shards": run_shards}))
+
+
 def _search_shards(entries: list[RunEntry], context: ExportContext) -> int:
     """Write the search shards (exporter.run_index.SearchIndex: one shard held at a time);
     returns their number."""
@@ -161,13 +172,13 @@ def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask], context: E
         _put(context, f"data/task-runs/{task.id}.json", _json_bytes(_checked(TaskRuns, task_runs_document(task, summaries))))
     jobs = [RunFolder(entry.folder, entry.record["job"], {}) for entry in entries if entry.record["job"]]
     index = _checked(SiteIndex, {**index_document(summaries, tasks), "jobs": job_rows(jobs)})
-    _put(context, "data/index.json", _json_bytes(index))
     legacy = [RunFolder(entry.folder, {"legacy_id": entry.record["legacy_id"]}, {}) for entry in entries]
     _put(context, "data/aliases.json", _json_bytes(aliases_document(legacy, [s["run_id"] for s in summaries])))
     shard_sizes = []
     for number, shard in enumerate(shard_rows(summaries)):
         _put(context, f"data/runs-index/{number}.json", _json_bytes(shard))
         shard_sizes.append(len(shard["rows"]))
+    _put(context, "data/index.json", _index_bytes(index, len(shard_sizes)))
     search_shards = _search_shards(entries, context)
     attempts = attempts_document(index["attempts"])
     if attempts["attempts"]:

@@ -72,6 +72,9 @@ def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
                             with_media=with_media)
     files, run_count = site.files, site.runs
     index = orjson.loads(files["data/index.json"])
+    if index.get("runs") is None:   # rows past 10 MB are in the run list's shards (contract.site.SiteIndex)
+        shards = [orjson.loads(files[f"data/runs-index/{k}.json"]) for k in range(index["run_shards"])]
+        index["runs"] = [dict(zip(shard["fields"], row)) for shard in shards for row in shard["rows"]]
     css = (site_dir / "static" / "app.css").read_text(encoding="utf-8")
     if re.search(r"</style", css, re.IGNORECASE):
         raise BadInput(site_dir / "static" / "app.css", "holds </style, which would end the inlined style")

@@ -560,3 +560,29 @@ def test_an_export_with_a_memo_is_the_export_without_one(tmp_path, runs_copy):
     changed = export_site([runs_copy], tmp_path / "memo", task_index=fixture_tasks(), memo=memo)
     assert changed["masked"] < again["masked"]
     assert b"changed, no secret" in (tmp_path / "memo" / "data" / "runs" / "fixture-partial-s1.json").read_bytes()
+
+
+def test_an_index_past_the_file_cap_points_to_the_run_list_shards(exported, tmp_path, monkeypatch):
+    from contract.site import SiteIndex
+    from exporter import export_shared, run_index
+    from exporter.single_file import build_single_file
+
+    whole = load(exported / "data" / "index.json")
+    monkeypatch.setattr(run_index, "SHARD_ROWS", 2)
+    monkeypatch.setattr(export_shared, "MAX_FILE_BYTES", len((exported / "data" / "index.json").read_bytes()) - 1)
+    out = tmp_path / "site"
+    export_site([FIXTURE_RUNS], out, task_index=fixture_tasks())
+    index = load(out / "data" / "index.json")
+    assert "runs" not in index and index["run_shards"] == 2, "4 runs, 2 a shard"
+    SiteIndex.model_validate(index)
+    rows = []
+    for k in range(index["run_shards"]):
+        shard = load(out / "data" / "runs-index" / f"{k}.json")
+        rows += [dict(zip(shard["fields"], row)) for row in shard["rows"]]
+    assert rows == whole["runs"]
+    assert {k: v for k, v in index.items() if k != "run_shards"} == {k: v for k, v in whole.items() if k != "runs"}
+    assert (out / "index.html").read_bytes() == (exported / "index.html").read_bytes(), "pages render every row"
+    html, runs = build_single_file([FIXTURE_RUNS], task_index=fixture_tasks())
+    assert runs == 4 and b"fixture-oracle-s1" in html
+    with pytest.raises(ValueError, match="exactly one of runs and run_shards"):
+        SiteIndex.model_validate({**index, "runs": whole["runs"]})

@@ -93,7 +93,7 @@
  */
 
 /**
- * ``data/index.json``: every run row, the tasks, and two leaderboards (complete runs only, and every run).
+ * ``data/index.json``: every run row, the tasks, and two leaderboards (complete runs only, and every run). A site whose run rows would take the file past the 10 MB a file may have (about 29,000 runs) has ``run_shards`` instead of ``runs``: the rows are then those of ``data/runs-index/0.json`` .. ``<run_shards - 1>.json`` (arrays in their ``fields`` order), in the same order.
  * @typedef {Object} SiteIndex
  * @property {Array<AttemptRow>} [attempts]
  * @property {string} generated_by
@@ -101,7 +101,8 @@
  * @property {Array<JobRow>} [jobs]
  * @property {Array<LeaderboardRow>} leaderboard
  * @property {Array<LeaderboardRow>} leaderboard_all
- * @property {Array<RunRow>} runs
+ * @property {(number|null)} [run_shards]
+ * @property {(Array<RunRow>|null)} [runs]
  * @property {Array<TaskRow>} tasks
  * @property {number} version
  */
