@@ -36,7 +36,8 @@ RENDERED = "first-step-rendered"
 PAINTED = "first-step-painted"
 SETTLED = "first-step-settled"
 """Set by INIT_SCRIPT in the second requestAnimationFrame after RENDERED: the first frame presented
-after the mark (its style, layout and paint) is done."""
+after the mark (its style, layout and paint) is done. The script also logs it (``console.debug``
+with the mark's name), so a bench can wait for it without evaluating anything in the page."""
 
 SNAPSHOT_JS = """() => {
   const byId = (id) => document.getElementById(id);
@@ -68,7 +69,10 @@ INIT_SCRIPT = """(() => {
     if ((name === "RENDERED" || name === "PAINTED") && !(name in window.__benchMarks)) {
       window.__benchMarks[name] = snapshot();
     }
-    if (name === "RENDERED") requestAnimationFrame(() => requestAnimationFrame(() => original("SETTLED")));
+    if (name === "RENDERED") requestAnimationFrame(() => requestAnimationFrame(() => {
+      original("SETTLED");
+      console.debug("SETTLED");
+    }));
     return entry;
   };
 })();""".replace("SNAPSHOT", SNAPSHOT_JS).replace("RENDERED", RENDERED).replace("PAINTED", PAINTED).replace("SETTLED", SETTLED)

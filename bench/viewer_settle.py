@@ -9,6 +9,16 @@ from the rendered mark to it, and the durations of the renderer's ``UpdateLayout
 recalculation, CDP's RecalcStyleDuration) and ``Layout`` events (LayoutDuration) that start
 between the two marks on the thread that set them. Tracing costs time, so these loads are not
 the untraced ones' first-step figures; both sides of a pair are traced alike.
+
+The load waits for the settled mark's console message (viewer_measure.INIT_SCRIPT), not with
+``page.wait_for_function``: that call has Playwright evaluate its injected script in the page
+(10-20 ms of script on this 2-core machine, seen in traces) as soon as ``goto`` returns at the
+load event, which on a page whose load event comes right after the mark landed between the
+mark and the settled frame and was counted in the figure. A load returns once its page is
+ready (``body[data-ready]``: the whole run file drawn, the matrix built), so the next load, in the
+other side's page or the floor's, does not share the CPU with it (each page has its own renderer
+process, but this machine has two cores: the side whose later work was heavier slowed the other
+side's next load).
 """
 
 from __future__ import annotations
@@ -57,14 +67,17 @@ def settled_load(page, url: str, timeout_ms: int = 60_000) -> dict:
     browser = page.context.browser
     browser.start_tracing(page=page, categories=CATEGORIES)
     try:
-        page.goto(url)
-        page.wait_for_function(f"() => performance.getEntriesByName('{SETTLED}', 'mark').length > 0",
-                               timeout=timeout_ms)
+        with page.expect_console_message(lambda message: message.text == SETTLED, timeout=timeout_ms):
+            page.goto(url)
         settled = page.evaluate(f"() => performance.getEntriesByName('{SETTLED}', 'mark')[0].startTime")
     except PlaywrightError as error:
         raise MeasureError(f"{url}: no {SETTLED} mark ({str(error).splitlines()[0]})") from error
     finally:
         trace = json.loads(browser.stop_tracing())
+    try:  # the page's later work ends before the next load, which it would share the CPU with
+        page.wait_for_selector("body[data-ready='1']", state="attached", timeout=timeout_ms)
+    except PlaywrightError as error:
+        raise MeasureError(f"{url}: the view did not get ready ({str(error).splitlines()[0]})") from error
     return {"settled_ms": settled, **frame_costs(trace)}
 
 
