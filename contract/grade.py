@@ -1,5 +1,6 @@
 """The GradeResult (grader -> recorder; ``alertforge grade --json``): the keys, per-requirement
-scores and every check's outcome for one workspace (docs/formats.md "GradeResult")."""
+scores and every check's outcome for one workspace (docs/formats.md "GradeResult"); and the
+:class:`GradeBlock`, what a graded step of a run keeps of one (``step.extra.grade``)."""
 
 from __future__ import annotations
 
@@ -138,3 +139,41 @@ def validated(result: dict[str, Any]) -> GradeResult:
     if model.missing_keys():
         raise ValueError(f"grade result lacks keys {model.missing_keys()}")
     return model
+
+
+class RequirementLevel(Strict):
+    """One requirement's score as a graded step keeps it: ``q`` on the workspace, ``s``
+    normalized (:class:`RequirementScore` without the pristine level)."""
+
+    q: float
+    s: float
+
+
+class GradeBlock(Strict):
+    """``step.extra.grade`` of an alerting run's graded step.
+
+    The recorder and the importers build one from a :class:`GradeResult` and pass it typed;
+    :func:`contract.base.dump` of it is what the step's file holds, and :func:`contract.base.parse`
+    of those bytes gives it back (the fields written, numbers of the same type)."""
+
+    reward: float
+    """The reward level after this step (0..1)."""
+    delta: float
+    """Change from the previous graded step."""
+    checks: str
+    """One character per catalog check: ``1`` pass, ``0`` fail, ``-`` not applicable."""
+    keys: dict[str, Any]
+    """The grade's keys as it gave them (runs of version 1 hold booleans among them)."""
+    requirements: dict[str, RequirementLevel]
+    failed: dict[str, str] = Field(default_factory=dict)
+    causes: dict[str, Cause] = Field(default_factory=dict)
+    """Failing check id -> its cause; empty in runs graded before causes existed."""
+    grade_s: float | None = None
+    findings: list[Finding] | None = None
+    """Config hygiene findings of the grade, only when there is any (runs recorded with
+    0.4.0 on)."""
+    version_differences: list[VersionDifference] | None = None
+    """Inhibit checks judged differently by Alertmanager versions, only when there is any."""
+    worker: str | None = None
+    """The Ray worker that made this grade (``--ray``; absent on a local run): like
+    ``grade_s``, left out when runs are compared."""

@@ -1,10 +1,12 @@
-"""A run's files (recorder -> exporter): ``run.json`` and the ``extra`` blocks of its ATIF steps.
+"""A run's files (recorder -> exporter): ``run.json`` and the ``extra.env`` block of its ATIF steps.
 
 ``runs/<run-id>/`` holds ``journal.jsonl`` (one finished step a line), ``trajectory.json``
 (ATIF, validated with the ``atif`` package) and ``run.json`` (:class:`RunSummary`). Every
 producer (record, record-reference, import-harbor, import-episodes, record --env aria,
 record-openenv) writes run.json through :class:`RunSummary`; the exporter reads it through it.
 Runs written before version 2 (no ``identity``, ``source`` or ``legacy_id``) still validate.
+A graded step's ``extra.grade`` is :class:`contract.grade.GradeBlock`, beside the GradeResult
+it is made from.
 """
 
 from __future__ import annotations
@@ -155,33 +157,6 @@ class RunSummary(Strict):
     notes: list[str] | None = None
     regrade: dict[str, Any] | None = None
     validation_errors: list[str] | None = None
-
-
-class GradeBlock(Strict):
-    """``step.extra.grade`` of an alerting run's graded step."""
-
-    reward: float
-    """The reward level after this step (0..1)."""
-    delta: float
-    """Change from the previous graded step."""
-    checks: str
-    """One character per catalog check: ``1`` pass, ``0`` fail, ``-`` not applicable."""
-    keys: dict[str, Any]
-    requirements: dict[str, Any]
-    failed: dict[str, str] = Field(default_factory=dict)
-    causes: dict[str, Any] = Field(default_factory=dict)
-    """Failing check id -> its cause (contract.grade.Cause as a dict); empty in runs graded
-    before causes existed."""
-    grade_s: float | None = None
-    findings: list[dict[str, Any]] | None = None
-    """Config hygiene findings of the grade (contract.grade.Finding as dicts), only when
-    there is any (runs recorded with 0.4.0 on)."""
-    version_differences: list[dict[str, Any]] | None = None
-    """Inhibit checks judged differently by Alertmanager versions
-    (contract.grade.VersionDifference as dicts), only when there is any."""
-    worker: str | None = None
-    """The Ray worker that made this grade (``--ray``; absent on a local run): like
-    ``grade_s``, left out when runs are compared."""
 
 
 class EnvBlock(Open):

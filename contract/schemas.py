@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from contract import site
 from contract.files import dump_json
-from contract.grade import GradeResult
-from contract.run import EnvBlock, GradeBlock, RunSummary
+from contract.grade import GradeBlock, GradeResult
+from contract.run import EnvBlock, RunSummary
 from contract.task import CheckCatalog, WorldSpec
 
 SCHEMAS: dict[str, type[BaseModel]] = {
