@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from contract.base import parse
+from contract.base import dump, parse
 from contract.errors import BadInput
 from contract.files import read_json
+from contract.grade import GradeBlock
 from contract.ids import check_id
 from contract.run import AgentRef, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog, WorldSpec
@@ -142,7 +143,8 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         recording.replay()
         instruction = Tree(task_dir).read_text("instruction.md")
         if not steps:
-            recording.add(run_format.user_step(instruction, workspace.grade().summary))
+            initial = workspace.grade().summary
+            recording.add(run_format.user_step(instruction, initial), initial)
         agent.resume(steps)
         if getattr(agent, "endpoint", None):  # policy llm: the server as it described itself
             recording.summary = recording.summary.model_copy(update={"endpoint": agent.endpoint})
@@ -162,7 +164,7 @@ def _act(agent, recording: _Recording, max_steps: int) -> None:
         if decision is None:
             break
         outcome = workspace.call(decision.name, decision.arguments)
-        tool, extra = outcome.tool, dict(decision.extra)
+        tool, extra, grade = outcome.tool, dict(decision.extra), None
         if tool.changed:
             extra["changed_files"] = [tool.changed]
             if decision.name != "write_file":  # the file's new content, for per-step diffs
@@ -171,23 +173,30 @@ def _act(agent, recording: _Recording, max_steps: int) -> None:
             if outcome.graded.error is not None:  # promtool/amtool failed, no check explains it
                 extra["grade_error"] = outcome.graded.error
             else:
-                extra["grade"] = outcome.graded.summary
+                grade = outcome.graded.summary
+                extra["grade"] = dump(grade)
         if tool.error:
             extra["tool_error"] = True
         recording.add(run_format.agent_step(
             len(steps) + 1, decision.name, decision.arguments, tool.output, decision.message,
-            extra, inference=decision if decision.llm else None))
+            extra, inference=decision if decision.llm else None), grade)
         agent.observe(steps[-1])
         last_output = tool.output
         finished = tool.done
 
 
 class _Recording:
-    """The state of one recording: its steps and graded workspace; writes through the run's
-    store after every step."""
+    """The state of one recording: its steps (as their files hold them), their grades (typed,
+    in step order) and graded workspace; writes through the run's store after every step.
+
+    Raises:
+        BadInput: a resumed step's ``extra.grade`` in the journal is not a step grade.
+    """
 
     def __init__(self, store: RunStore, summary: RunSummary, steps: list[dict[str, Any]]):
         self.store, self.summary, self.steps = store, summary, steps
+        self.grades: list[GradeBlock] = [grade for grade in (
+            run_format.step_grade(step, store.journal) for step in steps) if grade is not None]
         self.started = time.perf_counter()
         self.workspace: GradedWorkspace | None = None
 
@@ -197,11 +206,13 @@ class _Recording:
         for step in self.steps:
             for call in step.get("tool_calls") or []:
                 self.workspace.replay(call["function_name"], call["arguments"])
-            grade_info = (step.get("extra") or {}).get("grade")
-            if grade_info:
-                self.workspace.level = grade_info["reward"]
+        if self.grades:
+            self.workspace.level = self.grades[-1].reward
 
-    def add(self, step: dict[str, Any]) -> None:
+    def add(self, step: dict[str, Any], grade: GradeBlock | None = None) -> None:
+        """Append ``step`` (its ``extra.grade``, if any, is ``dump(grade)``) and write."""
+        if grade is not None:
+            self.grades.append(grade)
         self.steps.append(step)
         self.store.append(step)
         self._write()
@@ -211,7 +222,7 @@ class _Recording:
 
     def _write(self, **fields: Any) -> None:
         self.summary = self.summary.model_copy(update={
-            "steps": len(self.steps), "final": run_format.final_from_grades(self.steps, "grade"),
+            "steps": len(self.steps), "final": run_format.final_from_grades(self.grades, "grade"),
             "tools": self.workspace.tools or self.summary.tools,
             "timings": Timings(wall_s=round(time.perf_counter() - self.started, 3),
                                grade_s=round(self.workspace.grade_s, 3),

@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from contract.base import parse
+from contract.base import dump, parse
 from contract.errors import BadInput
+from contract.grade import GradeBlock
 from contract.ids import slug_id
 from contract.run import AgentRef, Final, RunSummary, TaskRef, Timings
 from contract.task import CheckCatalog
@@ -116,8 +117,9 @@ def record_openenv(base_url: str, agent: Agent, recording: OpenEnvRecording, *,
         alerting = isinstance(observation.get("grade"), dict)
         total = float(first.reward or 0.0)
         instruction = observation.get("instruction") or observation_text(observation)
+        grades = [_observed_grade(observation, base_url, 1)] if alerting else []
         if alerting:
-            step = run_format.user_step(instruction, observation["grade"])
+            step = run_format.user_step(instruction, grades[0])
         else:
             step = run_format.user_step(instruction, None)
             step["extra"] = {"env": {"reward": total, "total": total, "done": bool(first.done),
@@ -128,7 +130,7 @@ def record_openenv(base_url: str, agent: Agent, recording: OpenEnvRecording, *,
         agent.resume(steps)
         done, last_output = bool(first.done), None
         store.append(step)
-        _write(store, steps, summary, started, total, final=False)
+        _write(store, steps, grades, summary, started, total, final=False)
         while not done and len(steps) - 1 < max_steps:
             decision = agent.decide(last_output, len(steps) - 1)
             if decision is None:
@@ -141,7 +143,8 @@ def record_openenv(base_url: str, agent: Agent, recording: OpenEnvRecording, *,
             extra = dict(decision.extra)
             if alerting:
                 if isinstance(observation.get("grade"), dict):
-                    extra["grade"] = observation["grade"]
+                    grades.append(_observed_grade(observation, base_url, len(steps) + 1))
+                    extra["grade"] = dump(grades[-1])
                     extra["changed_files"] = observation.get("changed_files") or []
                 extra["env"] = {"reward": reward, "total": total, "done": done}
             else:
@@ -155,8 +158,8 @@ def record_openenv(base_url: str, agent: Agent, recording: OpenEnvRecording, *,
                 extra, inference=decision if decision.llm else None))
             agent.observe(steps[-1])
             store.append(steps[-1])
-            _write(store, steps, summary, started, total, final=False)
-    _write(store, steps, summary, started, total, final=True)
+            _write(store, steps, grades, summary, started, total, final=False)
+    _write(store, steps, grades, summary, started, total, final=True)
     return store.dir
 
 
@@ -189,14 +192,26 @@ def _summary(store: RunStore, alerting: bool, observation: dict, reset: dict,
         legacy_id=store.run_id.rsplit("__", 1)[0])
 
 
+def _observed_grade(observation: dict, base_url: str, step_id: int) -> GradeBlock:
+    """The ``grade`` an observation carries (this project's server sends a step's grade block
+    as a step file holds it), typed.
+
+    Raises:
+        BadInput: naming the server, when it is not a step grade block.
+    """
+    return parse(GradeBlock, observation["grade"], base_url, f"grade of step {step_id}")
+
+
 def _text(value: object) -> str | None:
     """A non-empty string the environment reported, else None."""
     return value if isinstance(value, str) and value else None
 
 
-def _write(store: RunStore, steps: list[dict], summary: RunSummary, started: float, total: float,
-           *, final: bool) -> None:
-    result = run_format.final_from_grades(steps, "environment") or Final(
+def _write(store: RunStore, steps: list[dict], grades: list[GradeBlock], summary: RunSummary,
+           started: float, total: float, *, final: bool) -> None:
+    """run.json and trajectory.json of the ``steps`` so far; the final result is the last of
+    the step ``grades`` (an alerting run) or the environment's ``total`` reward."""
+    result = run_format.final_from_grades(grades, "environment") or Final(
         reward=total, solved=False, keys={}, requirements={}, source="environment")
     update: dict = {"steps": len(steps), "final": result,
                     "timings": summary.timings.model_copy(update={

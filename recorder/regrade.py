@@ -19,30 +19,36 @@ from typing import Any
 from contract.base import dump, parse
 from contract.errors import BadInput
 from contract.files import read_json, write_json
+from contract.grade import GradeBlock
 from contract.run import RunSummary
 from recorder import run_format
 from recorder.environments.graded import GradedWorkspace
 from recorder.record import task_ref
 
 
-def _regraded_steps(steps: list[dict[str, Any]], workspace: GradedWorkspace) -> list[dict[str, Any]]:
-    out = []
+def _regraded_steps(steps: list[dict[str, Any]], workspace: GradedWorkspace
+                    ) -> tuple[list[dict[str, Any]], list[GradeBlock]]:
+    """The recorded ``steps`` graded again on ``workspace`` (copies; old grades dropped) and
+    their new grades, typed, in step order."""
+    out, grades = [], []
     for step in copy.deepcopy(steps):
         extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
         for key in ("grade", "grade_error"):
             extra.pop(key, None)
         if step.get("source") == "user":
-            extra["grade"] = workspace.grade().summary
+            grades.append(workspace.grade().summary)
+            extra["grade"] = dump(grades[-1])
         for call in step.get("tool_calls") or []:
             graded = workspace.call(call["function_name"], call["arguments"]).graded
             if graded is not None and graded.error is not None:
                 extra["grade_error"] = graded.error
             elif graded is not None:
-                extra["grade"] = graded.summary
+                grades.append(graded.summary)
+                extra["grade"] = dump(grades[-1])
         if extra:
             step["extra"] = extra
         out.append(step)
-    return out
+    return out, grades
 
 
 def regrade_run(run_dir: Path, task_dir: Path, out_dir: Path, *, note: str = "") -> Path:
@@ -70,9 +76,9 @@ def regrade_run(run_dir: Path, task_dir: Path, out_dir: Path, *, note: str = "")
     if task.id != summary.task.id:
         raise BadInput(task_dir, f"this is task {task.id}; the run {summary.run_id} is of {summary.task.id}")
     with GradedWorkspace(task_dir) as workspace:
-        steps = _regraded_steps(trajectory["steps"], workspace)
+        steps, grades = _regraded_steps(trajectory["steps"], workspace)
         tools = workspace.tools
-    final = run_format.final_from_grades(steps, "regrade")
+    final = run_format.final_from_grades(grades, "regrade")
     regrade = {"catalog_version": task.catalog_version, "fingerprint": task.fingerprint,
                "recorded_fingerprint": summary.task.fingerprint,
                "recorded_catalog_version": summary.task.catalog_version,

@@ -1,18 +1,23 @@
 """The run record: an ATIF trajectory plus run.json, one shape for every kind of run.
 
 ATIF (Harbor's Agent Trajectory Interchange Format) carries the steps; our grading lives in
-``step.extra.grade`` (docs/formats.md). Trajectories are validated with the ``atif``
+``step.extra.grade`` (docs/formats.md): a :class:`contract.grade.GradeBlock` while a run is
+made, its dict only in the step a file holds. Trajectories are validated with the ``atif``
 package's pydantic models before they are written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 
 import atif
 import pydantic
 
+from contract.base import dump, parse
+from contract.grade import GradeBlock
 from contract.run import Final
 from contract.version import __version__
 
@@ -30,23 +35,44 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def final_from_grades(steps: list[dict], source: str) -> Final | None:
-    """The final result of an alerting run: its last graded step's level, keys and
-    requirements (None when no step was graded). ``source`` says who graded (``grade`` while
-    recording, ``regrade`` for an import re-graded here)."""
-    for step in reversed(steps):
-        grade = (step.get("extra") or {}).get("grade")
-        if grade:
-            return Final(reward=grade["reward"], solved=bool(grade["keys"]["solved"]),
-                         keys=grade["keys"], requirements=grade["requirements"], source=source)
-    return None
+def final_from_grades(grades: Sequence[GradeBlock], source: str) -> Final | None:
+    """The final result of an alerting run: the level, keys and requirements of the last of
+    its step grades ``grades`` (in step order; None when no step was graded). ``source``
+    says who graded (``grade`` while recording, ``regrade`` for an import re-graded here).
+
+    Raises:
+        TypeError: an item of ``grades`` is not a :class:`contract.grade.GradeBlock` (a step's
+            dict must be read with :func:`step_grade` first).
+    """
+    if not grades:
+        return None
+    grade = grades[-1]
+    if not isinstance(grade, GradeBlock):
+        raise TypeError(f"a step grade is a GradeBlock, not {type(grade).__name__}")
+    return Final(reward=grade.reward, solved=bool(grade.keys["solved"]), keys=grade.keys,
+                 requirements={rid: dump(level) for rid, level in grade.requirements.items()},
+                 source=source)
 
 
-def user_step(instruction: str, initial_grade: dict | None) -> dict:
+def step_grade(step: dict, source: Path | str) -> GradeBlock | None:
+    """The ``extra.grade`` of a step as written in a file (a journal line, a trajectory), or
+    None when the step has none (or an empty one).
+
+    Raises:
+        BadInput: naming ``source``, when the step's grade is not a step grade block.
+    """
+    extra = step.get("extra")
+    grade = extra.get("grade") if isinstance(extra, dict) else None
+    if not grade:
+        return None
+    return parse(GradeBlock, grade, source, f"grade of step {step.get('step_id')}")
+
+
+def user_step(instruction: str, initial_grade: GradeBlock | None) -> dict:
     """Step 1: the instruction, with the grade of the pristine repo in ``extra.grade``."""
     step = {"step_id": 1, "source": "user", "message": instruction}
     if initial_grade is not None:
-        step["extra"] = {"grade": initial_grade}
+        step["extra"] = {"grade": dump(initial_grade)}
     return step
 
 

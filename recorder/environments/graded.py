@@ -3,8 +3,9 @@
 The one copy / act / regrade loop behind recording (``alertforge record``), the Harbor
 importer (rebuilt edits replayed onto the pristine repo) and the OpenEnv environment. A
 change is graded with :func:`grader.grade.grade_result` (a typed
-:class:`contract.grade.GradeResult`); what a graded step stores is :func:`grade_summary`
-(docs/formats.md, ``step.extra.grade``), the only place a grade becomes a file's dict.
+:class:`contract.grade.GradeResult`); what a graded step stores is :func:`grade_summary`, a typed
+:class:`contract.grade.GradeBlock` (docs/formats.md, ``step.extra.grade``) that becomes a dict
+only where a step is written.
 """
 
 from __future__ import annotations
@@ -15,43 +16,42 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from contract.base import dump
-from contract.grade import GradeResult
+from contract.grade import GradeBlock, GradeResult, RequirementLevel
 from contract.tool_versions import ToolVersions
 from engine.local import GRADING_ROUTE
 from grader.grade import check_states, grade_result
 from recorder.environments.workspace import FILE_CHANGING_TOOLS, ToolResult, run_tool
 
 
-def grade_summary(result: GradeResult, previous_reward: float | None) -> dict:
+def grade_summary(result: GradeResult, previous_reward: float | None) -> GradeBlock:
     """What a graded step stores: reward level, delta, check states, keys, failing details.
 
     ``result`` is the grade; ``previous_reward`` the level before this
-    step (None for the initial grade, whose delta is 0). Shape: ``{reward, delta, checks,
-    keys, requirements: {id: {q, s}}, failed: {check id: detail}, causes: {check id: cause},
-    grade_s}`` (``causes`` only names failing checks that have one), ``findings`` and
-    ``version_differences`` as the GradeResult has them when it has any, and ``worker`` when
-    a Ray worker made the grade.
+    step (None for the initial grade, whose delta is 0). Shape (as
+    :func:`contract.base.dump` writes it): ``{reward, delta, checks, keys, requirements: {id:
+    {q, s}}, failed: {check id: detail}, causes: {check id: cause}, grade_s}`` (``causes``
+    only names failing checks that have one), ``findings`` and ``version_differences`` as the
+    GradeResult has them when it has any, and ``worker`` when a Ray worker made the grade.
     """
     reward = result.reward
-    summary = {
+    fields: dict[str, Any] = {
         "reward": reward,
         "delta": round(reward - previous_reward, 6) if previous_reward is not None else 0.0,
         "checks": check_states(result),
         "keys": dict(result.keys),
-        "requirements": {r.id: {"q": r.q, "s": r.s} for r in result.requirements},
+        "requirements": {r.id: RequirementLevel(q=r.q, s=r.s) for r in result.requirements},
         "failed": {c.id: c.detail for c in result.checks if c.passed is False},
-        "causes": {c.id: dump(c.cause) for c in result.checks
+        "causes": {c.id: c.cause for c in result.checks
                    if c.passed is False and c.cause is not None},
         "grade_s": result.timings.get("total_s"),
     }
     if result.findings:
-        summary["findings"] = [dump(finding) for finding in result.findings]
+        fields["findings"] = list(result.findings)
     if result.version_differences:
-        summary["version_differences"] = [dump(item) for item in result.version_differences]
+        fields["version_differences"] = list(result.version_differences)
     if result.worker:
-        summary["worker"] = result.worker
-    return summary
+        fields["worker"] = result.worker
+    return GradeBlock(**fields)
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Graded:
     before) and ``result`` (the GradeResult), or ``error`` when promtool/amtool failed in a
     way no check explains (then the level is unchanged)."""
 
-    summary: dict | None = None
+    summary: GradeBlock | None = None
     result: GradeResult | None = None
     error: str | None = None
 

@@ -31,6 +31,8 @@ from openenv.core.env_server.mcp_environment import MCPEnvironment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
+from contract.base import dump
+from contract.grade import GradeBlock
 from contract.paths import task_dirs
 from contract.version import __version__
 from recorder.environments.graded import GradedWorkspace
@@ -187,15 +189,17 @@ class AlertForgeEnvironment(MCPEnvironment):
                                  summary=summary,
                                  changed_files=[outcome.changed] if outcome.changed else [])
 
-    def _observation(self, *, output: str, reward: float, summary: dict | None,
+    def _observation(self, *, output: str, reward: float, summary: GradeBlock | None,
                      **fields: Any) -> AlertForgeObservation:
-        """The observation of the episode now: grades and levels only where the split shows them."""
+        """The observation of the episode now: grades and levels only where the split shows
+        them (``grade`` the step's grade block as a step file holds it)."""
         state, episode = self._state, self.episode
         shown = episode.details or state.done
         return AlertForgeObservation(
             output=output, task_id=state.task_id, split=state.split, workflow=state.workflow,
             tier=state.tier, seed=state.seed, step=state.step_count,
-            level=self._level if shown else None, grade=summary if episode.details else None,
+            level=self._level if shown else None,
+            grade=dump(summary) if summary is not None and episode.details else None,
             reward=reward, done=state.done, **fields)
 
     @property

@@ -179,16 +179,27 @@ def _steps(trial: Trial, task: TaskFacts, task_dir: Path | None, names: list[str
     return steps, replay, notes
 
 
-def _final(trial: Trial, steps: list[dict], replay: str) -> tuple[Final | None, dict | None]:
+def _final(trial: Trial, steps: list[dict], replayed: Replayed) -> tuple[Final | None, dict | None]:
     """``(final, regrade)``: the last step grade's when the steps were graded, else
-    Harbor's reward (``source`` "harbor"), else None."""
+    Harbor's reward (``source`` "harbor"), else None.
+
+    The last step grade is the one the replay made (``replayed.step_grades``) or, on a step
+    it did not grade, the one the trial's own trajectory carries.
+
+    Raises:
+        BadInput: that trajectory's step grade is not a step grade block.
+    """
     reward = harbor_reward(trial.rewards)
-    last_grade = next((s["extra"]["grade"] for s in reversed(steps)
-                       if "grade" in (s.get("extra") or {})), None)
-    regrade = {"reward": last_grade["reward"], "solved": bool(last_grade["keys"]["solved"])} \
-        if last_grade and replay != "terminal-only" else None
-    if regrade:
-        return run_format.final_from_grades(steps, "regrade"), regrade
+    last_grade = None
+    if replayed.replay != "terminal-only":
+        position = next((i for i in range(len(steps) - 1, -1, -1)
+                         if "grade" in (steps[i].get("extra") or {})), None)
+        if position is not None:
+            last_grade = replayed.step_grades.get(position) or run_format.step_grade(
+                steps[position], trial.trajectory_path or trial.path)
+    if last_grade is not None:
+        regrade = {"reward": last_grade.reward, "solved": bool(last_grade.keys["solved"])}
+        return run_format.final_from_grades([last_grade], "regrade"), regrade
     if reward is not None:
         return Final(reward=reward, solved=reward >= 1.0, keys={}, requirements={},
                      source="harbor"), None
@@ -234,7 +245,7 @@ def import_trial(trial: Trial, out: Path, tasks: TaskIndex, *, grade: bool = Tru
     steps, replay, notes = _steps(trial, task, task_dir, names, match)
     replayed = replay_steps(steps, task_dir, replay, trial.trajectory is not None)
     notes += replayed.notes
-    final, regrade = _final(trial, steps, replayed.replay)
+    final, regrade = _final(trial, steps, replayed)
     refused: list[dict] = []
     doc = _trajectory_doc(trial, store.run_id, steps, agent.name, refused)
     media = collect_media(doc, trial.files, trial.trajectory_base)

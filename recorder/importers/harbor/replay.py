@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contract.base import dump
+from contract.grade import GradeBlock
 from contract.tool_versions import ToolVersions
 from contract.untrusted import Tree
 from recorder.environments.graded import GradedWorkspace
@@ -28,7 +30,8 @@ class Replayed:
     """What replaying a trial's steps found: ``replay`` ("exact", "approximate" when a step
     was lossy, or "terminal-only" as given), ``lossy_steps`` ``[{step_id, source_step_id,
     tool, reasons}]``, ``notes`` for the run, the grading time (s) and count, and the tool
-    versions of the grades (None when nothing was graded)."""
+    versions of the grades (None when nothing was graded); ``step_grades`` the grade each
+    graded step stores in ``extra.grade``, by the step's position in ``steps``."""
 
     replay: str
     lossy_steps: list[dict] = field(default_factory=list)
@@ -36,6 +39,7 @@ class Replayed:
     grade_s: float = 0.0
     grades: int = 0
     tools: ToolVersions | None = None
+    step_grades: dict[int, GradeBlock] = field(default_factory=dict)
 
 
 def pristine_files(task_dir: Path) -> dict[str, str]:
@@ -72,7 +76,8 @@ def replay_steps(steps: list[dict], task_dir: Path | None, replay: str,
     done = Replayed(replay)
     if task_dir and replay != "terminal-only":
         with GradedWorkspace(task_dir, prefix="alertforge-import-") as workspace:
-            steps[0].setdefault("extra", {})["grade"] = workspace.grade().summary
+            done.step_grades[0] = workspace.grade().summary
+            steps[0].setdefault("extra", {})["grade"] = dump(done.step_grades[0])
             repo_files = pristine_files(task_dir)
             edited_any = _replay_calls(steps, _tracker(steps, repo_files, True), workspace, done)
             done.grade_s, done.grades = workspace.grade_s, workspace.grades
@@ -103,7 +108,7 @@ def _replay_calls(steps: list[dict], tracker: FileTracker, workspace: GradedWork
     (but those of copied-context steps of a continuation file: they repeat the segment
     before, already replayed); returns whether any call edited a file."""
     edited_any = False
-    for step in steps:
+    for position, step in enumerate(steps):
         if (step.get("extra") or {}).get("copied_from_continuation"):
             continue  # its calls were replayed where the earlier segment holds them
         for call in step.get("tool_calls") or []:
@@ -116,8 +121,9 @@ def _replay_calls(steps: list[dict], tracker: FileTracker, workspace: GradedWork
                 done.lossy_steps.append({"step_id": step["step_id"], "source_step_id":
                                          extra.get("source_step_id"), "tool": call["function_name"],
                                          "reasons": effect.lossy})
-            if workspace is not None:
-                _grade_edits(workspace, extra, effect)
+            grade = _grade_edits(workspace, extra, effect) if workspace is not None else None
+            if grade is not None:
+                done.step_grades[position] = grade
     return edited_any
 
 
@@ -131,9 +137,10 @@ def _record(extra: dict, effect: CallEffect) -> None:
         extra["replay"] = {"lossy": effect.lossy, "notes": effect.notes}
 
 
-def _grade_edits(workspace: GradedWorkspace, extra: dict, effect: CallEffect) -> None:
+def _grade_edits(workspace: GradedWorkspace, extra: dict, effect: CallEffect) -> GradeBlock | None:
     """Put the call's repo edits into the workspace and regrade when one landed; an edit the
-    workspace refuses is a replay note, a grader failure ``grade_error`` (no grade kept)."""
+    workspace refuses is a replay note, a grader failure ``grade_error`` (no grade kept).
+    Returns the grade stored in ``extra.grade`` (None when there is no new one)."""
     changed = []
     for edit in effect.edits:
         if edit.path.startswith("/") or edit.path == ".":
@@ -149,4 +156,6 @@ def _grade_edits(workspace: GradedWorkspace, extra: dict, effect: CallEffect) ->
         if graded.error is not None:
             extra["grade_error"] = graded.error
         else:
-            extra["grade"] = graded.summary
+            extra["grade"] = dump(graded.summary)
+            return graded.summary
+    return None
