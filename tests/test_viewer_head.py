@@ -11,7 +11,7 @@ import re
 import pytest
 
 from contract.errors import BadInput
-from exporter.bundle import refuse_script_end, transform_module
+from exporter.bundle import refuse_script_end, transform_module, without_comments
 from exporter.render import inline_script
 
 pytestmark = pytest.mark.browser
@@ -243,6 +243,20 @@ def test_single_file_bundle_turns_lazy_imports_into_bundled_modules():
     body, exported = transform_module("x.js", 'export async function f() {\n  const m = await import("./matrix.js");\n}\n')
     assert 'import(' not in body and '__lazy("matrix.js")' in body
     assert exported == ["f"]
+
+
+def test_a_bundle_leaves_out_whole_line_comments_and_keeps_code():
+    source = ("// a module's first line\n/**\n * doc\n */\nexport function f() {\n  // inside\n"
+              "  return 1; // after code\n}\n/* open */ const a = 2;\n  /* one */\nconst b = '//';\n")
+    assert without_comments(source) == ("export function f() {\n  return 1; // after code\n}\n"
+                                        "/* open */ const a = 2;\nconst b = '//';\n")
+    block_then_code = "/* a\n   b */ const c = 3;\n"
+    assert without_comments(block_then_code) == block_then_code
+
+
+def test_a_module_with_a_template_literal_over_lines_is_bundled_whole():
+    source = "// lead\nconst text = `first\n// not a comment\n`;\n"
+    assert without_comments(source) == source
 
 
 @pytest.fixture(scope="module")
