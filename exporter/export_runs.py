@@ -193,15 +193,22 @@ class RunEntry:
     """One run of the site being built: its ``record`` (see the module) without its
     :data:`HEAVY_PARTS`, which :meth:`part` reads back from its ``store`` (the export's spool,
     or the incremental state); its ``task`` (the masked TaskInfo when read in this export,
-    None when reused) and whether it was ``reused``."""
+    None when reused) and whether it was ``reused``. The record is held as its JSON bytes
+    (``light``: a few hundred bytes a run where the parsed dict takes some kB, for every run
+    of the export at once) and parsed at each use of :attr:`record`."""
 
     folder: Path
-    record: dict[str, Any]
+    light: bytes
     task: TaskInfo | None = None
     reused: bool = False
     store: Spool | StateStore | None = None
     heavy: dict[str, Any] = field(default_factory=dict)
     """Each of :data:`HEAVY_PARTS` -> where ``store`` keeps it."""
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The record (a new dict at each use: changing it changes nothing kept)."""
+        return orjson.loads(self.light)
 
     def part(self, name: str) -> Any:
         """The record's part ``name`` (one of :data:`HEAVY_PARTS`), read back from the store."""
@@ -367,7 +374,7 @@ def keep_run(folder: Path, made: MadeRun, context: ExportContext, key: str | Non
             "key": key or "", "record": context.saved.store_record(light), "heavy": sorted(heavy.values()),
             "id": text_digest(made.raw_run_id), "task_ref": text_digest(made.raw_task_id),
             "world": context.world.get(text_digest(made.raw_task_id), NO_TASK_FOLDER)}
-    return RunEntry(folder, record, made.task, False, store, heavy)
+    return RunEntry(folder, orjson.dumps(record), made.task, False, store, heavy)
 
 
 def read_entry(folder: Path, context: ExportContext, key: str | None = None) -> RunEntry:
@@ -432,7 +439,7 @@ def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | N
         linked.append(relative)
     if context.saved is not None:
         context.saved.runs[text_digest(os.path.realpath(folder))] = dict(entry)
-    return RunEntry(folder, record, None, True, store, heavy)
+    return RunEntry(folder, orjson.dumps(record), None, True, store, heavy)
 
 
 def folder_key(folder: Path) -> str:

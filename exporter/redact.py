@@ -49,6 +49,9 @@ from exporter.secret_fields import (
 from exporter.secret_formats import SecretPattern, builtin_formats, entropy_detectors, read_patterns
 
 MASK = "[REDACTED]"
+CLEAN_TEXTS_KEPT = 16_000_000
+"""Characters of the texts found clean a :class:`Redactor` remembers (then it forgets them all
+and starts again): tens of MB at most, whatever the number of runs exported."""
 _QUOTED = re.compile(r"""(["'])([A-Za-z0-9+/=_\-]{16,})\1""")
 _JSON_STRING = re.compile(r'(?<!\\)"(?:[^"\\\n]|\\.)*"')
 """A JSON string literal, tried only at a quote that is not escaped (an escaped one is inside
@@ -72,6 +75,10 @@ class Redactor:
         self.kinds: Counter[str] = Counter()
         self._base64, self._hex = entropy_detectors()
         self._cache: dict[str, str] = {}
+        """Masked texts under 4 kB by text (a secret found once is counted once per kind)."""
+        self._clean: set[str] = set()
+        """Texts under 4 kB found clean, of :data:`CLEAN_TEXTS_KEPT` characters at most."""
+        self._clean_chars = 0
 
     @classmethod
     def with_extra(cls, pattern_file: Path | None) -> Redactor:
@@ -181,16 +188,25 @@ class Redactor:
         key = value if entropy else "\0" + value
         cached = self._cache.get(key)
         if cached is not None:
-            if cached != value:
-                self.masked += 1
+            self.masked += 1
             return cached
+        if key in self._clean:
+            return value
         spans = self.find(value, entropy=entropy)
         for start, end, kind in spans:
             self.secrets.add(value[start:end])
             self.kinds[kind] += 1
         result = _masked(value, spans)
-        if len(value) < 4096:
+        if len(value) < 4096 and result != value:
             self._cache[key] = result
+        elif len(value) < 4096:
+            # a clean text is found clean again at no count: forgetting them all bounds the
+            # memory of an export of any size (counts and results stay those of keeping them)
+            if self._clean_chars + len(key) > CLEAN_TEXTS_KEPT:
+                self._clean.clear()
+                self._clean_chars = 0
+            self._clean.add(key)
+            self._clean_chars += len(key)
         if result != value:
             self.masked += 1
         return result

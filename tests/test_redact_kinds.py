@@ -174,3 +174,20 @@ def test_pathological_inputs_cost_a_counted_linear_work(family, monkeypatch):
 
 def test_the_key_lines_of_the_corpus_are_long_enough_to_be_seen():
     assert all(len(line) >= 16 for line in KEY_LINES[:-1])
+
+
+def test_clean_texts_remembered_are_bounded_and_forgetting_them_changes_no_count(monkeypatch):
+    texts = [f"step {n}: rule HighErrorRate{n % 7} loaded" for n in range(50)]
+    secret = "token=ghp_" + "a1B2c3D4e5" * 4
+    stream = [t for n, t in enumerate(texts) for t in (t, secret if n % 5 == 0 else t)] * 3
+
+    def run(kept: int) -> tuple[list[str], int, dict, set]:
+        monkeypatch.setattr(redact, "CLEAN_TEXTS_KEPT", kept)
+        redactor = Redactor()
+        out = [redactor.text(t) for t in stream]
+        assert sum(map(len, redactor._clean)) <= kept
+        return out, redactor.masked, dict(redactor.kinds), redactor.secrets
+
+    unbounded, bounded = run(10**9), run(100)
+    assert bounded == unbounded
+    assert unbounded[1] == 30 and "[REDACTED" in unbounded[0][1], "the secret masked at each of its 30 uses"
