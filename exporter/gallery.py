@@ -13,6 +13,7 @@ is the wording (:class:`GalleryAxis`) and each example's own line.
 from __future__ import annotations
 
 import re
+import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,13 +163,14 @@ class FailureKind:
     def merge(self, record: dict[str, Any]) -> None:
         """Add one run's :meth:`as_record` of this page: the same page as if that run's failures
         were added here with :meth:`add_failure` (runs merged in the order they were added)."""
-        self.runs_with.update(record["runs_with"])
-        self.runs_hit.update(record["runs_hit"])
-        self.checks.update((task_id, check_id) for task_id, check_id in record["checks"])
+        # one string per run id in every set (a site's runs are in many pages' sets at once)
+        self.runs_with.update(map(sys.intern, record["runs_with"]))
+        self.runs_hit.update(map(sys.intern, record["runs_hit"]))
+        self.checks.update((sys.intern(task_id), sys.intern(check_id)) for task_id, check_id in record["checks"])
         for signature, detail, failures, runs, examples in record["groups"]:
             group = self.groups.setdefault(signature, DetailGroup(signature, detail))
             group.failures += failures
-            group.runs.update(runs)
+            group.runs.update(map(sys.intern, runs))
             group.examples.extend(examples[: max(0, EXAMPLES_PER_GROUP - len(group.examples))])
 
     def as_dict(self) -> dict[str, Any]:
