@@ -193,7 +193,7 @@ class RunEntry:
     """One run of the site being built: its ``record`` (see the module) without its
     :data:`HEAVY_PARTS`, which :meth:`part` reads back from its ``store`` (the export's spool,
     or the incremental state); its ``task`` (the masked TaskInfo when read in this export,
-    None when reused) and whether it was ``reused``. The record is held as its JSON bytes
+    None when reused) and whether it was ``reused``. The record (without its ``files``) is held as its JSON bytes
     (``light``: a few hundred bytes a run where the parsed dict takes some kB, for every run
     of the export at once) and parsed at each use of :attr:`record`."""
 
@@ -374,7 +374,14 @@ def keep_run(folder: Path, made: MadeRun, context: ExportContext, key: str | Non
             "key": key or "", "record": context.saved.store_record(light), "heavy": sorted(heavy.values()),
             "id": text_digest(made.raw_run_id), "task_ref": text_digest(made.raw_task_id),
             "world": context.world.get(text_digest(made.raw_task_id), NO_TASK_FOLDER)}
-    return RunEntry(folder, orjson.dumps(record), made.task, False, store, heavy)
+    return RunEntry(folder, _light(record), made.task, False, store, heavy)
+
+
+def _light(record: dict[str, Any]) -> bytes:
+    """What a :class:`RunEntry` holds of ``record`` (its heavy parts taken out): all but its
+    ``files`` (a digest per file the run wrote, many for a run with long texts), which only the
+    state keeps, for the next export to link them."""
+    return orjson.dumps({key: value for key, value in record.items() if key != "files"})
 
 
 def read_entry(folder: Path, context: ExportContext, key: str | None = None) -> RunEntry:
@@ -439,7 +446,7 @@ def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | N
         linked.append(relative)
     if context.saved is not None:
         context.saved.runs[text_digest(os.path.realpath(folder))] = dict(entry)
-    return RunEntry(folder, orjson.dumps(record), None, True, store, heavy)
+    return RunEntry(folder, _light(record), None, True, store, heavy)
 
 
 def folder_key(folder: Path) -> str:
