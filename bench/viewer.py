@@ -105,7 +105,8 @@ def print_run(label: str, row: dict, figures: dict) -> None:
     print(f"{label}: {row['run_id']} ({row['kind']}, {row['steps']} steps, {row['checks']} checks, "
           f"{kb(row['bytes'])} of data files)")
     print(f"  before first-step-rendered: {kb(figures['bytes_before'])} in {figures['requests_before']} requests "
-          f"({figures['requests_started_before']} started)   target <= 100 kB, <= 6 requests")
+          f"({figures['requests_started_before']} started), {kb(figures.get('decoded_before'))} decoded   "
+          f"target <= 100 kB decoded, <= 6 requests")
     print(f"  until the network is quiet: {kb(figures['bytes_all'])} in {figures['requests_all']} requests")
     print(f"  first step rendered {ms(figures['first_step_ms'])} (median of "
           f"{', '.join(ms(v) for v in figures['first_step_runs_ms'])}), painted {ms(figures['first_paint_ms'])}")

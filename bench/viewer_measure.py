@@ -93,7 +93,7 @@ starts below the fold of the run view)."""
 RESOURCES_JS = """() => {
   const navigation = performance.getEntriesByType("navigation")[0];
   const entry = (r) => ({ url: r.name, start: r.startTime, end: r.responseEnd, body: r.encodedBodySize,
-                          transfer: r.transferSize });
+                          decoded: r.decodedBodySize, transfer: r.transferSize });
   return {
     origin: performance.timeOrigin,
     entries: [entry(navigation), ...performance.getEntriesByType("resource").map(entry)],
@@ -146,6 +146,8 @@ class Load:
     requests: int | None
     bytes: int | None
     requests_started: int | None
+    decoded: int | None = None
+    """Bytes by the mark once decoded (gzip undone): what the issue's 100 kB target counts."""
     requests_all: int | None = None
     bytes_all: int | None = None
     files_before: list[str] = field(default_factory=list)
@@ -197,7 +199,9 @@ def _short(url: str, base: str) -> str:
 
 
 def account(resources: dict, browser_requests: list, at: float | None, base: str) -> dict:
-    """Requests and encoded body bytes before page time ``at`` (ms; None: every one).
+    """Requests, encoded body bytes (``bytes``) and decoded body bytes (``decoded``: after
+    gzip is undone, Resource Timing's ``decodedBodySize``) before page time ``at`` (ms; None:
+    every one).
 
     ``resources`` is RESOURCES_JS's answer; ``browser_requests`` Playwright requests, of which
     those absent from Resource Timing (the favicon) are added by their response end.
@@ -210,10 +214,11 @@ def account(resources: dict, browser_requests: list, at: float | None, base: str
         timing = request.timing
         end = timing["startTime"] + max(timing["responseEnd"], 0) - resources["origin"]
         entries.append({"url": request.url, "start": timing["startTime"] - resources["origin"], "end": end,
-                        "body": request.sizes()["responseBodySize"]})
+                        "body": request.sizes()["responseBodySize"], "decoded": request.sizes()["responseBodySize"]})
     done = [e for e in entries if at is None or e["end"] <= at]
     started = [e for e in entries if at is None or e["start"] < at]
     return {"requests": len(done), "bytes": sum(int(e["body"]) for e in done), "started": len(started),
+            "decoded": sum(int(e.get("decoded") or 0) for e in done),
             "files": [_short(e["url"], base) for e in done]}
 
 
@@ -277,6 +282,7 @@ def load_run(page, base: str, url: str, quiet: bool, timeout_ms: int = 60_000) -
     before = account(resources, finished, mark_ms, base) if mark_ms is not None else None
     load = Load(mark_ms=mark_ms, painted_ms=resources["marks"].get(PAINTED),
                 requests=before and before["requests"], bytes=before and before["bytes"],
+                decoded=before and before["decoded"],
                 requests_started=before and before["started"], files_before=before["files"] if before else [],
                 phases=resources["marks"])
     if quiet:

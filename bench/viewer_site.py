@@ -150,7 +150,7 @@ def measure_run(page, base: str, run_id: str, loads: int, switches: int, step: i
         "first_step_ms": statistics.median(r.mark_ms for r in timed),
         "first_step_runs_ms": [r.mark_ms for r in results],
         "first_paint_ms": statistics.median(r.painted_ms for r in timed) if all(r.painted_ms for r in timed) else None,
-        "requests_before": middle.requests, "bytes_before": middle.bytes,
+        "requests_before": middle.requests, "bytes_before": middle.bytes, "decoded_before": middle.decoded,
         "requests_started_before": middle.requests_started, "files_before": middle.files_before,
         "requests_all": results[0].requests_all, "bytes_all": results[0].bytes_all, "phases": middle.phases,
         "contract_checked": middle.checked,
