@@ -144,6 +144,7 @@ def test_export_leaves_out_leftover_folders_and_says_so(tmp_path):
     out = cli("export", *every, "--out", str(tmp_path / "site"))
     assert out.returncode == 0, out.stderr
     assert "exported 1 run of 1 task into" in out.stdout
+    assert out.stdout.splitlines()[1].startswith("  to see it: alertforge serve ")
     assert f"skipped {runs / 'harbor__job__skipped-trial'}: an empty folder" in out.stderr
     assert f"skipped {unfinished}: an unfinished recording" in out.stderr
     folder = cli("export", str(runs), "--out", str(tmp_path / "site2"))  # the folder of runs

@@ -74,6 +74,7 @@ def export_command(args: argparse.Namespace) -> int:
         reused = summary.get("reused") or 0
         print(f"exported {counted(summary.get('runs') or 0, 'run')} of {counted(summary.get('tasks') or 0, 'task')} "
               f"into {args.out}" + (f" (reused {reused} unchanged since the last export)" if reused else ""))
+        print(f"  to see it: alertforge serve {args.out}")
         for left in summary.get("skipped") or []:
             print(f"alertforge: skipped {left['path']}: {left['reason']}", file=sys.stderr)
         _print_redaction(masker, summary["renamed_ids"])
@@ -212,6 +213,10 @@ def demo_command(args: argparse.Namespace) -> int:
         while not site.up_to_date():  # the export that holds every run (none, when all were reused)
             time.sleep(0.5)
         print(f"built {out} from {counted(site.runs, 'run')} in {time.perf_counter() - started:.1f} s", flush=True)
+        from exporter.serve import server_url
+
+        print(f"still serving it at {server_url(server)} (Ctrl-C to stop); your own runs: alertforge view FOLDER",
+              flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
