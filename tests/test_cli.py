@@ -164,3 +164,20 @@ def test_record_reference_skips_an_adversary_a_task_gives_no_place_and_records_t
     assert done.returncode == 0, done.stderr
     assert "skipped adversary:sibling-receiver on" in done.stderr and "Traceback" not in done.stderr
     assert len([p for p in (tmp_path / "runs").iterdir() if p.is_dir()]) == 1
+
+
+def test_hints_name_the_command_as_the_reader_typed_it(monkeypatch, tmp_path):
+    import shutil
+
+    from alertforge.cli.options import command_name
+
+    program = tmp_path / "venv-bin" / "alertforge"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "argv", [str(program), "export"])
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert command_name() == str(program), "not on PATH: the hint must be runnable as printed"
+    monkeypatch.setattr(shutil, "which", lambda name: str(program))
+    assert command_name() == "alertforge"
+    monkeypatch.setattr(sys, "argv", ["/x/alertforge/cli/__main__.py"])
+    assert command_name() == "alertforge", "python -m alertforge.cli"

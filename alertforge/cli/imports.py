@@ -7,7 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from alertforge.cli.options import add_engine_option, add_tasks_option, engine, print_engine_summary
+from alertforge.cli.options import (
+    add_engine_option,
+    add_tasks_option,
+    command_name,
+    engine,
+    print_engine_summary,
+)
 from contract.text import counted
 
 
@@ -26,7 +32,7 @@ def import_episodes_command(args: argparse.Namespace) -> int:
 
     dirs = import_episodes(args.files, Path(args.out))
     print(f"{counted(len(dirs), 'episode run')} in {args.out}")
-    print(f"  to see them: alertforge view {args.out}")
+    print(f"  to see them: {command_name()} view {args.out}")
     return 0
 
 
@@ -70,7 +76,7 @@ def import_harbor_command(args: argparse.Namespace) -> int:
     print(f"{counted(summary['trials_in'], 'trial')} in: {counted(len(summary['imported']), 'run')} in {args.out}, "
           f"{len(summary['skipped'])} skipped "
           f"(listed in {out / SUMMARY_FILE})")
-    print(f"  to see them: alertforge view {args.out}")
+    print(f"  to see them: {command_name()} view {args.out}")
     print_engine_summary(chosen)
     return 0
 

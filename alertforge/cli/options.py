@@ -166,3 +166,22 @@ def csv(values: list[str] | None, option: str = "option") -> list[str] | None:
     if not parts:
         raise BadInput(option, "names nothing")
     return parts
+
+
+def command_name() -> str:
+    """How the reader runs this CLI again, for the "to see it: ..." hints: ``alertforge`` when
+    that name on PATH is the program running, else the program's path as it was typed (e.g.
+    ``.venv/bin/alertforge``, the README's form); ``alertforge`` under ``python -m``."""
+    import shutil
+    import sys
+
+    typed = sys.argv[0] if sys.argv else ""
+    if os.path.basename(typed) != "alertforge":
+        return "alertforge"
+    on_path = shutil.which("alertforge")
+    try:
+        if on_path is not None and os.path.samefile(on_path, typed):
+            return "alertforge"
+    except OSError:
+        pass
+    return typed

@@ -14,6 +14,7 @@ from alertforge.cli.options import (
     add_llm_options,
     add_run_options,
     add_tasks_option,
+    command_name,
     count,
     engine,
     llm_options,
@@ -92,7 +93,7 @@ def _print_outcome(run_dir: Path, out: Path) -> None:
     actions = sum(1 for step in trajectory.get("steps") or [] if step.get("source") == "agent")
     # the agent's steps, as the viewer and export --markdown count them (not the instruction)
     print(f"  {shown}, {counted(actions, 'step')}, {summary.get('status')}")
-    print(f"  to see it: alertforge view {out}")
+    print(f"  to see it: {command_name()} view {out}")
 
 
 def _report(line: str) -> None:

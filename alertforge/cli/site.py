@@ -11,6 +11,7 @@ from alertforge.cli.options import (
     add_jobs_option,
     add_redaction_options,
     add_tasks_option,
+    command_name,
     engine,
     redactor,
     task_index,
@@ -74,7 +75,7 @@ def export_command(args: argparse.Namespace) -> int:
         reused = summary.get("reused") or 0
         print(f"exported {counted(summary.get('runs') or 0, 'run')} of {counted(summary.get('tasks') or 0, 'task')} "
               f"into {args.out}" + (f" (reused {reused} unchanged since the last export)" if reused else ""))
-        print(f"  to see it: alertforge serve {args.out}")
+        print(f"  to see it: {command_name()} serve {args.out}")
         for left in summary.get("skipped") or []:
             print(f"alertforge: skipped {left['path']}: {left['reason']}", file=sys.stderr)
         _print_redaction(masker, summary["renamed_ids"])
@@ -215,7 +216,7 @@ def demo_command(args: argparse.Namespace) -> int:
         print(f"built {out} from {counted(site.runs, 'run')} in {time.perf_counter() - started:.1f} s", flush=True)
         from exporter.serve import server_url
 
-        print(f"still serving it at {server_url(server)} (Ctrl-C to stop); your own runs: alertforge view FOLDER",
+        print(f"still serving it at {server_url(server)} (Ctrl-C to stop); your own runs: {command_name()} view FOLDER",
               flush=True)
         while True:
             time.sleep(3600)
