@@ -242,3 +242,13 @@ def test_the_view_server_answers_head_without_a_body_and_a_null_byte_with_400(vi
         if body is not None:
             assert data == body
         connection.close()
+
+
+def test_an_empty_folder_is_watched_as_a_folder_of_runs(tmp_path):
+    from alertforge.view.inputs import classify
+
+    empty = tmp_path / "runs"
+    empty.mkdir()
+    assert classify(empty).kind == "runs", "runs recorded into it later must appear, not a Harbor error"
+    (empty / "notes").mkdir()
+    assert classify(empty).kind == "harbor", "a folder holding something else is still tried as Harbor's"

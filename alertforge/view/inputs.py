@@ -52,8 +52,8 @@ def classify(raw: str | Path) -> Input:
         if _is_site(path):
             return Input("site", path)
         if (path / "run.json").is_file() or any(
-                (child / "run.json").is_file() for child in _subfolders(path)):
-            return Input("runs", path)
+                (child / "run.json").is_file() for child in _subfolders(path)) or not any(path.iterdir()):
+            return Input("runs", path)  # an empty folder too: runs recorded into it later appear
         jsons = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
         if jsons and not _subfolders(path) and not _is_atif(_peek(jsons[0])):
             return Input("episodes", path)  # a folder of ARIA transcripts
