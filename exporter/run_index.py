@@ -93,10 +93,14 @@ def run_tokens(steps: list[dict[str, Any]], full_texts: dict | None = None) -> d
 
 class SearchIndex:
     """Token -> postings ``[[run number, step, ...], ...]`` over all exported runs, built with
-    memory bounded by one shard: each run's postings are spilled, as they are added, into
-    :data:`BUCKETS` buckets by ``crc32(token)`` in an unnamed temporary file; :meth:`shards`
-    then makes one shard at a time from the buckets it covers. Runs must be added in
-    increasing run number, each once. :meth:`close` (or a ``with`` block) frees the file."""
+    memory bounded by one shard: past :data:`HELD_POSTINGS` postings held as added (a site of
+    a few thousand runs), every run's postings are spilled into :data:`BUCKETS` buckets by
+    ``crc32(token)`` in an unnamed temporary file; :meth:`shards` then makes one shard at a
+    time from the buckets it covers. Runs must be added in increasing run number, each once.
+    :meth:`close` (or a ``with`` block) frees the file."""
+
+    HELD_POSTINGS = 200_000
+    """Postings held in memory before the index spills to its file (tens of MB at most)."""
 
     BUCKETS = 1024
     """Buckets the postings are spilled into (a power of two: shard ``k`` of ``n`` shards is
@@ -110,6 +114,8 @@ class SearchIndex:
         self._chunks: list[list[tuple[int, int]]] = [[] for _ in range(self.BUCKETS)]
         self._end = 0
         self._postings = 0
+        self._held: list[tuple[int, dict[str, list[int]]]] | None = []
+        """Runs added while under :data:`HELD_POSTINGS` (None once spilled)."""
 
     def __enter__(self) -> Self:
         return self
@@ -127,6 +133,18 @@ class SearchIndex:
 
     def add_tokens(self, run_number: int, found: dict[str, list[int]]) -> None:
         """Index one run by its :func:`run_tokens` (``{token: [step, ...]}``)."""
+        self._postings += len(found)
+        if self._held is not None:
+            self._held.append((run_number, found))
+            if self._postings <= self.HELD_POSTINGS:
+                return
+            held, self._held = self._held, None
+            for number, tokens_of_run in held:
+                self._spill(number, tokens_of_run)
+            return
+        self._spill(run_number, found)
+
+    def _spill(self, run_number: int, found: dict[str, list[int]]) -> None:
         grouped: dict[int, dict[str, list[int]]] = defaultdict(dict)
         for token, steps in found.items():
             grouped[shard_of(token, self.BUCKETS)][token] = steps
@@ -135,7 +153,6 @@ class SearchIndex:
             buffer += orjson.dumps([run_number, postings]) + b"\n"
             if len(buffer) >= self.FLUSH_BYTES:
                 self._flush(bucket)
-        self._postings += len(found)
 
     def _flush(self, bucket: int) -> None:
         buffer = self._buffers[bucket]
@@ -159,7 +176,9 @@ class SearchIndex:
         (each distinct token's length plus 8 bytes a posting) per shard at most
         :data:`SEARCH_SHARD_TARGET`."""
         size = 8 * self._postings
-        for bucket in range(self.BUCKETS):
+        if self._held is not None:
+            size += sum(len(token) for token in {t for _, found in self._held for t in found})
+        for bucket in range(self.BUCKETS if self._held is None else 0):
             size += sum(len(token) for token in {t for _, found in self._bucket(bucket) for t in found})
         count = 1
         while size / count > SEARCH_SHARD_TARGET:
@@ -171,6 +190,14 @@ class SearchIndex:
         ``crc32(token)``, one at a time in shard order; each shard is ``{tokens: {token:
         [[run number, step, ...], ...]}}``, tokens sorted, postings sorted by run number."""
         count = self.shard_count() if count is None else count
+        if self._held is not None:  # all in memory: every shard in one pass
+            postings_of: list[dict[str, list[list[int]]]] = [defaultdict(list) for _ in range(count)]
+            for run_number, found in self._held:
+                for token, steps in found.items():
+                    postings_of[shard_of(token, count)][token].append([run_number, *steps])
+            for postings in postings_of:
+                yield {"tokens": {token: sorted(postings[token], key=lambda p: p[0]) for token in sorted(postings)}}
+            return
         for number in range(count):
             postings: dict[str, list[list[int]]] = defaultdict(list)
             for bucket in range(number % self.BUCKETS, self.BUCKETS, count) if count <= self.BUCKETS else (

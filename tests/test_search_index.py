@@ -32,26 +32,32 @@ def _runs(seed: int, count: int) -> list[dict[str, list[int]]]:
             for _ in range(count)]
 
 
-@pytest.mark.parametrize(("buckets", "flush", "count"), [
-    (1024, 16 * 1024, None),   # as exported: one shard here
-    (8, 64, 4),                # several buckets a shard, buffers flushed many times
-    (8, 64, 32),               # more shards than buckets: a bucket is cut by crc32 % count
-    (1, 1, 3),                 # one bucket, every record flushed
+@pytest.mark.parametrize(("held", "buckets", "flush", "count"), [
+    (10**9, 1024, 16 * 1024, None),   # all held in memory, as a small site is: one shard here
+    (10**9, 1024, 16 * 1024, 4),      # held, several shards
+    (1000, 1024, 16 * 1024, None),    # spilled once past 1,000 postings, midway
+    (0, 8, 64, 4),                    # spilled from the first run; several buckets a shard, many flushes
+    (0, 8, 64, 32),                   # more shards than buckets: a bucket is cut by crc32 % count
+    (0, 1, 1, 3),                     # one bucket, every record flushed
 ])
-def test_spilled_index_gives_the_plain_shards(monkeypatch, buckets, flush, count):
+def test_spilled_index_gives_the_plain_shards(monkeypatch, held, buckets, flush, count):
+    monkeypatch.setattr(SearchIndex, "HELD_POSTINGS", held)
     monkeypatch.setattr(SearchIndex, "BUCKETS", buckets)
     monkeypatch.setattr(SearchIndex, "FLUSH_BYTES", flush)
     runs = _runs(buckets + flush, 300)
     with SearchIndex() as index:
         for number, found in enumerate(runs):
             index.add_tokens(number, found)
+        assert (index._held is None) == (held < sum(map(len, runs))), "held or spilled as the case says"
         shards = list(index.shards(count))
         expected_count = index.shard_count()
     assert shards == _plain_shards(runs, count or expected_count)
     assert sum(len(shard["tokens"]) for shard in shards) == len({t for found in runs for t in found}) > 400
 
 
-def test_shard_count_keeps_shards_near_the_target(monkeypatch):
+@pytest.mark.parametrize("held", [0, 10**9])
+def test_shard_count_keeps_shards_near_the_target(monkeypatch, held):
+    monkeypatch.setattr(SearchIndex, "HELD_POSTINGS", held)
     runs = _runs(7, 300)
     size = sum(len(t) for t in {t for found in runs for t in found}) + 8 * sum(len(found) for found in runs)
     monkeypatch.setattr(run_index, "SEARCH_SHARD_TARGET", size // 5)
