@@ -63,7 +63,7 @@ class GalleryAxis:
     """How one axis of failure kinds is named on its pages and in the gallery index table.
 
     ``source`` picks the example line and the summary sentence (``check`` or ``penalty``,
-    ``site/templates/_gallery_<source>_example.html`` and ``_gallery_<source>_summary.html``);
+    the macro ``<source>`` of ``site/templates/_gallery_examples.html`` and ``_gallery_<source>_summary.html``);
     ``hit_field`` and ``count_field`` are the page's keys (and ``data-field`` names) for the
     runs with at least one failure and for the failures counted; ``unit`` is the counted
     failure, singular and plural; ``page_title`` formats the kind's name; ``detail_is_code``
@@ -219,6 +219,9 @@ def paginate(page: dict[str, Any], per_page: int | None = None) -> list[dict[str
     ``per_page`` (default :data:`EXAMPLES_PER_PAGE`; a group is never split). Each part is ``page`` with ``file`` (the first part
     keeps ``page["file"]``, part n is ``<stem>.p<n>.html``: a dot no slug holds), ``groups``
     (its share) and ``pager {number, files[], groups_total}``. A page without groups is one part.
+    Only the first part keeps the kind's counts (``runs_with``, the hit and count fields,
+    ``checks``; its summary sentence): a later part changes only when its own groups or the
+    pager do, so one more run re-renders few of a large kind's parts (issue 31).
     """
     per_page = EXAMPLES_PER_PAGE if per_page is None else per_page
     chunks: list[list[dict[str, Any]]] = [[]]
@@ -232,5 +235,9 @@ def paginate(page: dict[str, Any], per_page: int | None = None) -> list[dict[str
     stem = page["file"].removesuffix(".html")
     files = [page["file"], *(f"{stem}.p{n}.html" for n in range(2, len(chunks) + 1))]
     pager = {"files": files, "groups_total": len(page["groups"])}
-    return [{**page, "file": files[number], "groups": chunk, "pager": {**pager, "number": number + 1}}
+    words = page["words"]
+    counts = {"runs_with", "checks", words.hit_field, words.count_field}
+    later = {key: value for key, value in page.items() if key not in counts}
+    return [{**(page if number == 0 else later), "file": files[number], "groups": chunk,
+             "pager": {**pager, "number": number + 1}}
             for number, chunk in enumerate(chunks)]

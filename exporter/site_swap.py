@@ -174,6 +174,7 @@ class Staging:
         self.files: dict[str, str] = {}
         self.bytes = 0
         self.linked = 0
+        self.written: list[Path] = []  # made by this export: flushed to disk before the swap
         self.path = self.out_dir.parent / f".{self.out_dir.name}.staging-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.path.mkdir(parents=True)
 
@@ -193,6 +194,7 @@ class Staging:
         descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
+        self.written.append(target)
         self.files[relative] = digest
         self.bytes += len(data)
 
@@ -229,20 +231,24 @@ class Staging:
                 for name in SPACE_FILES:
                     if tree.is_file(name):
                         (self.path / name).write_bytes(tree.read_bytes(name))
+                        self.written.append(self.path / name)
             manifest = {"version": 1, "generated_by": generated_by, "files": dict(sorted(self.files.items()))}
             crash_point("export:staged")
             self.manifest_bytes = dump_json(manifest, indent=False)
             (self.path / MANIFEST).write_bytes(self.manifest_bytes)
+            self.written.append(self.path / MANIFEST)
             crash_point("export:manifest")
-            os.sync()  # the new site is on disk before it is swapped in
+            self._flush()  # the new site is on disk before it is swapped in
             if not self.out_dir.exists():
                 os.rename(self.path, self.out_dir)
+                _fsync(self.out_dir.parent)
                 return self.manifest_bytes
             if not exchange(self.path, self.out_dir):
                 previous = self.out_dir.parent / f".{self.out_dir.name}.previous-{uuid.uuid4().hex[:8]}"
                 os.rename(self.out_dir, previous)
                 os.rename(self.path, self.out_dir)
                 self.path = previous
+            _fsync(self.out_dir.parent)
             crash_point("export:swapped")
         except BaseException:
             self.abort()
@@ -251,9 +257,28 @@ class Staging:
         crash_point("export:removed")
         return self.manifest_bytes
 
+    def _flush(self) -> None:
+        """fsync each file this export wrote and every folder of the staging tree (their
+        entries, linked files' too). Linked files were flushed by the export that wrote them.
+        Not ``sync()``: that waits for every program's writes on the machine, and a
+        background ``view`` export must not wait for a training job's checkpoints."""
+        for path in self.written:
+            _fsync(path)
+        for folder, _, _ in os.walk(self.path):
+            _fsync(Path(folder))
+
     def abort(self) -> None:
         """Remove the staging folder (a failed export: the current site stays as it was)."""
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _fsync(path: Path) -> None:
+    """Flush ``path`` (a file or a folder) to disk (fsync(2) on a read-only descriptor)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def write_site(out_dir: Path, files: dict[str, bytes], generated_by: str) -> None:

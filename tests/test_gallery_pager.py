@@ -21,7 +21,8 @@ FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
 def kind(examples_per_group: list[int]) -> dict:
     groups = [{"number": n, "examples": [{"run_id": f"r{n}-{i}"} for i in range(count)]}
               for n, count in enumerate(examples_per_group, start=1)]
-    return {"file": "gallery/family-fire.html", "name": "Fire", "groups": groups}
+    return {"file": "gallery/family-fire.html", "name": "Fire", "groups": groups, "words": gallery.FAMILY,
+            "runs_with": 9, "runs_failing": 4, "checks": 5, "failures": 6}
 
 
 def test_paginate_keeps_groups_whole_and_in_order_within_the_bound():
@@ -32,6 +33,9 @@ def test_paginate_keeps_groups_whole_and_in_order_within_the_bound():
     assert all(part["pager"]["files"] == [p["file"] for p in parts] for part in parts)
     assert [part["pager"]["number"] for part in parts] == [1, 2, 3, 4]
     assert all(part["pager"]["groups_total"] == 7 for part in parts)
+    counts = ("runs_with", "runs_failing", "checks", "failures")
+    assert [tuple(part.get(key) for key in counts) for part in parts] == [(9, 4, 5, 6)] + [(None,) * 4] * 3, (
+        "only the first part carries the kind's counts: one more run leaves the later parts as they were")
     over = [part for part in parts if sum(len(g["examples"]) for g in part["groups"]) > 24]
     assert [[g["number"] for g in part["groups"]] for part in over] == [[6]], "only a group alone may exceed"
 
@@ -67,6 +71,9 @@ def test_split_pages_link_each_other_and_list_every_group_once(site):
             assert {href for href, _ in links} == {p.name for p in parts if p != part}
             assert f'aria-current="page" data-page="{number}"' in html
             assert ("(page" in html.split("</title>")[0]) == (number > 1)
+            assert ('id="gallery-summary"' in html) == (number == 1)
+            if number > 1:
+                assert f'its counts are on <a href="{first.name}">the first page</a>' in html
             groups = re.findall(r'aria-labelledby="group-(\d+)"', html)
             assert len(parse(part).examples) <= 12 or len(groups) == 1
             numbers += [int(n) for n in groups]
