@@ -15,12 +15,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future
-from typing import Any, Protocol
-
-from tqdm import tqdm
+from typing import TYPE_CHECKING, Any, Protocol
 
 from contract.processes import worker_pool
 from contract.text import counted as plural_count
+
+if TYPE_CHECKING:  # imported where a bar is made: a command that shows none starts faster
+    from tqdm import tqdm
 
 GRADING_ROUTE = threading.local()
 """Where this thread's graded workspaces (recorder.environments.graded) grade:
@@ -141,6 +142,8 @@ class LocalEngine:
         """tqdm on stderr, with ``local: N workers`` after the counts."""
         # the program's own text: past the CLI's escaping layer (alertforge/cli/terminal.py),
         # whose `raw` is the real stderr, so the bar's carriage returns stay carriage returns
+        from tqdm import tqdm
+
         return tqdm(total=total, desc=desc, unit=unit, disable=disable,
                     postfix=f"{self.name}: {plural_count(self.workers, 'worker')}", file=getattr(sys.stderr, "raw", sys.stderr))
 

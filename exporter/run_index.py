@@ -11,7 +11,7 @@ import re
 import tempfile
 import zlib
 from collections import Counter, defaultdict
-from typing import Any, Self
+from typing import IO, Any, Self
 
 import orjson
 
@@ -97,7 +97,8 @@ class SearchIndex:
     a few thousand runs), every run's postings are spilled into :data:`BUCKETS` buckets by
     ``crc32(token)`` in an unnamed temporary file; :meth:`shards` then makes one shard at a
     time from the buckets it covers. Runs must be added in increasing run number, each once.
-    :meth:`close` (or a ``with`` block) frees the file."""
+    :meth:`close` (or a ``with`` block) frees the file, made at the first spill (an index that
+    never spills makes none)."""
 
     HELD_POSTINGS = 200_000
     """Postings held in memory before the index spills to its file (tens of MB at most)."""
@@ -109,9 +110,9 @@ class SearchIndex:
     """A bucket's postings are held in memory up to this many bytes, then appended to the file."""
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="alertforge-search-")  # noqa: SIM115 - closed by close()
-        self._buffers = [bytearray() for _ in range(self.BUCKETS)]
-        self._chunks: list[list[tuple[int, int]]] = [[] for _ in range(self.BUCKETS)]
+        self._file: IO[bytes] | None = None
+        self._buffers: list[bytearray] = []
+        self._chunks: list[list[tuple[int, int]]] = []
         self._end = 0
         self._postings = 0
         self._held: list[tuple[int, dict[str, list[int]]]] | None = []
@@ -124,8 +125,9 @@ class SearchIndex:
         self.close()
 
     def close(self) -> None:
-        """Remove the spill file."""
-        self._file.close()
+        """Remove the spill file (if one was made)."""
+        if self._file is not None:
+            self._file.close()
 
     def add_run(self, run_number: int, steps: list[dict[str, Any]], full_texts: dict | None = None) -> None:
         """Index one run's steps (``full_texts``: ``{n: text}`` overriding a step's search text)."""
@@ -139,6 +141,9 @@ class SearchIndex:
             if self._postings <= self.HELD_POSTINGS:
                 return
             held, self._held = self._held, None
+            self._file = tempfile.TemporaryFile(prefix="alertforge-search-")  # noqa: SIM115 - closed by close()
+            self._buffers = [bytearray() for _ in range(self.BUCKETS)]
+            self._chunks = [[] for _ in range(self.BUCKETS)]
             for number, tokens_of_run in held:
                 self._spill(number, tokens_of_run)
             return
@@ -192,9 +197,13 @@ class SearchIndex:
         count = self.shard_count() if count is None else count
         if self._held is not None:  # all in memory: every shard in one pass
             postings_of: list[dict[str, list[list[int]]]] = [defaultdict(list) for _ in range(count)]
+            shard_by_token: dict[str, int] = {}  # a token is in many runs: hashed once
             for run_number, found in self._held:
                 for token, steps in found.items():
-                    postings_of[shard_of(token, count)][token].append([run_number, *steps])
+                    shard = shard_by_token.get(token)
+                    if shard is None:
+                        shard = shard_by_token[token] = shard_of(token, count)
+                    postings_of[shard][token].append([run_number, *steps])
             for postings in postings_of:
                 yield {"tokens": {token: sorted(postings[token], key=lambda p: p[0]) for token in sorted(postings)}}
             return

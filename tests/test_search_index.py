@@ -65,3 +65,24 @@ def test_shard_count_keeps_shards_near_the_target(monkeypatch, held):
         for number, found in enumerate(runs):
             index.add_tokens(number, found)
         assert index.shard_count() == 8, "the smallest power of two with size / count <= target"
+
+
+def test_a_held_index_makes_no_spill_file_and_a_spilled_one_removes_it(monkeypatch):
+    made = []
+    real = run_index.tempfile.TemporaryFile
+
+    def recording(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(run_index.tempfile, "TemporaryFile", recording)
+    with SearchIndex() as index:
+        index.add_tokens(0, {"alpha": [1], "beta": [2]})
+        assert len(list(index.shards(2))) == 2
+    assert made == [], "an index under HELD_POSTINGS writes no file"
+    monkeypatch.setattr(SearchIndex, "HELD_POSTINGS", 1)
+    with SearchIndex() as index:
+        index.add_tokens(0, {"alpha": [1], "beta": [2]})
+        shards = list(index.shards(1))
+    assert shards == [{"tokens": {"alpha": [[0, 1]], "beta": [[0, 2]]}}]
+    assert len(made) == 1 and made[0].closed
