@@ -423,3 +423,27 @@ def test_a_continuation_is_validated_as_its_own_file_and_no_reader_key_leaks(tmp
     assert "_import_notes" not in text and "_validation_errors" not in text
     assert any("trajectory.cont-1.json" in note and "not followed" in note for note in run["notes"]), run["notes"]
     assert not run.get("validation_errors")
+
+
+def test_a_foreign_steps_extra_under_our_names_is_kept_aside_and_the_run_exports(tmp_path):
+    """Another tool's ``extra.grade`` (check states of its own) and ``extra.env`` on ATIF steps
+    are kept under ``extra.source_extra``: read as this grader's, the export stopped on
+    'checks has 3 states but the catalog has 0 checks'."""
+    from exporter.export import export_site
+
+    doc = read_json(ATIF_FILES / "v1.8-field.trajectory.json")
+    for step in doc["steps"]:
+        step["extra"] = {"grade": {"reward": 1.0, "checks": "111"}, "env": {"reward": "high"}, "note": "theirs"}
+    source = tmp_path / "in" / "foreign.trajectory.json"
+    source.parent.mkdir()
+    source.write_text(json.dumps(doc), encoding="utf-8")
+    summary = import_harbor([source], tmp_path / "runs")
+    assert summary["runs_out"] == 1, summary["skipped"]
+    imported = read_json(tmp_path / "runs" / summary["imported"][0]["run_id"] / "trajectory.json")
+    for step in imported["steps"]:
+        assert step["extra"]["note"] == "theirs"
+        assert step["extra"]["source_extra"] == {"grade": {"reward": 1.0, "checks": "111"}, "env": {"reward": "high"}}
+        assert "env" not in step["extra"]
+        assert step["extra"].get("grade", {}).get("checks") != "111"
+    export_site([tmp_path / "runs"], tmp_path / "site")
+    assert (tmp_path / "site" / "index.html").is_file()

@@ -205,10 +205,25 @@ def _step_source(raw: dict) -> str:
     return source
 
 
+OWN_STEP_EXTRA = frozenset({
+    "grade", "grade_error", "edits", "changed_files", "tool_error", "env", "llm", "llm_calls",
+    "finish_reason", "replay", "transport", "orphan", "named_call_id", "unrecognized",
+    "source_step_id", "source_call_index", "source_fields", "source_extra",
+})
+"""Step ``extra`` keys this project writes and the exporter reads (a step's grade, its edits,
+an episode's env, LLM turns...). A source trajectory's own value under one of these names is
+kept under ``extra.source_extra`` instead: another tool's ``grade`` is never read as this
+grader's (its check states would not match the task's catalog, and the export would stop)."""
+
+
 def _step_extra(raw: dict, source: str, original_id: int) -> dict:
     """The step's ``extra`` with ``unrecognized`` (fields ATIF does not know, and the tool
-    calls of a step that is not the agent's) and ``source_step_id``."""
-    extra = dict(raw["extra"]) if isinstance(raw.get("extra"), dict) else {}
+    calls of a step that is not the agent's) and ``source_step_id``; the source's values under
+    :data:`OWN_STEP_EXTRA` names moved to ``source_extra``."""
+    given = raw["extra"] if isinstance(raw.get("extra"), dict) else {}
+    extra = {key: value for key, value in given.items() if key not in OWN_STEP_EXTRA}
+    if aside := {key: value for key, value in given.items() if key in OWN_STEP_EXTRA}:
+        extra["source_extra"] = aside
     unknown = {k: v for k, v in raw.items() if k not in STEP_FIELDS}
     if source != "agent" and raw.get("tool_calls"):
         unknown["tool_calls"] = raw["tool_calls"]  # only agent steps may carry calls
