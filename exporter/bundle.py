@@ -22,6 +22,7 @@ comments are left out (:func:`without_comments`; the run page's first bundle wen
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from pathlib import Path
@@ -30,6 +31,7 @@ import orjson
 import rcssmin
 
 from contract.errors import BadInput
+from contract.files import write_atomic
 
 IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "(\.\.?/[\w./-]+\.js)";\s*$', re.MULTILINE)
 EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
@@ -259,14 +261,47 @@ MINIFIED = {"static/app.css": rcssmin.cssmin}
 """Static files the pages load before their first paint, written minified (rCSSmin)."""
 
 
-def page_assets(static_dir: Path) -> dict[str, bytes]:
+def page_assets(static_dir: Path, cache: Path | None = None) -> dict[str, bytes]:
     """What the pages load, as ``{site path: bytes}``: every page's bundles
     (:func:`page_bundles`) and the minified forms of :data:`MINIFIED` (the sources stay as
     they are; the site's copies of static/js/ are kept for anything that imports a module).
+    With ``cache`` (a folder, the export cache's), the result is kept there under the sha256
+    of everything it is made from (:func:`_assets_key`) and read back while that holds: an
+    incremental export does not bundle again.
 
     Raises:
         BadInput: a module or static file is missing or a module's syntax is not supported.
     """
+    if cache is None:
+        return _make_page_assets(static_dir)
+    path = cache / f"{_assets_key(static_dir)}.json"
+    try:
+        kept = orjson.loads(path.read_bytes())
+        return {relative: text.encode("utf-8") for relative, text in kept.items()}
+    except (OSError, ValueError, AttributeError):
+        pass
+    files = _make_page_assets(static_dir)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, orjson.dumps({relative: data.decode("utf-8") for relative, data in files.items()}))
+        for other in cache.glob("*.json"):  # one set kept: the folder does not grow as the sources change
+            if other != path:
+                other.unlink(missing_ok=True)
+    except OSError:
+        pass  # best effort: the next export bundles again
+    return files
+
+
+def _assets_key(static_dir: Path) -> str:
+    """sha256 over what :func:`page_assets` reads: this module's source, rCSSmin's version and
+    every file under ``static_dir`` (path and bytes)."""
+    digest = hashlib.sha256(Path(__file__).read_bytes() + rcssmin.__version__.encode())
+    for path in sorted(p for p in static_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(static_dir).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _make_page_assets(static_dir: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for page, entry in PAGE_ENTRIES.items():
         files.update(page_bundles(static_dir / "js", entry, bundle_name(page)))

@@ -190,9 +190,16 @@ def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask], context: E
 
 def _gallery(entries: list[RunEntry]) -> dict[str, Any]:
     """The gallery data of :func:`exporter.render.render_pages`, from the records."""
-    gallery = check_gallery_from_records(entry.part("gallery")["checks"] for entry in entries)
-    episodes = [(entry.record["run_id"], part) for entry in entries
-                if (part := entry.part("gallery"))["penalties"] is not None]
+    episodes: list[tuple[str, dict[str, Any]]] = []
+
+    def checks():  # each run's gallery part read once: its checks merged, an episode's part kept
+        for entry in entries:
+            part = entry.part("gallery")
+            if part["penalties"] is not None:
+                episodes.append((entry.record["run_id"], part))
+            yield part["checks"]
+
+    gallery = check_gallery_from_records(checks())
     gallery["penalties"] = penalty_gallery_from_records([(run_id, g["penalties"]) for run_id, g in episodes])
     gallery["outcomes"] = outcome_gallery_from_records([(run_id, g["outcomes"]) for run_id, g in episodes])
     return gallery
@@ -235,12 +242,13 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
     tasks = site_tasks(entries, context)
     write_heads(entries, tasks, context)
     index = _index_files(entries, tasks, context)
-    bytecode = context.saved.folder.parent / "templates" if context.saved is not None else None
+    cache = context.saved.folder.parent if context.saved is not None else None  # the export cache
+    bytecode = cache / "templates" if cache is not None else None
     for relative, data in render_pages(site_dir / "templates", index, _gallery(entries),
                                        _page_reuse(site_dir, context), bytecode):
         context.sink.write(relative, data)
     static = _static_files(site_dir / "static")
-    static.update(page_assets(site_dir / "static"))
+    static.update(page_assets(site_dir / "static", cache / "assets" if cache is not None else None))
     for relative, data in sorted(static.items()):
         context.sink.write(relative, data)
     return len(tasks)

@@ -114,6 +114,7 @@ class SearchIndex:
         self._buffers: list[bytearray] = []
         self._chunks: list[list[tuple[int, int]]] = []
         self._end = 0
+        self._last_run = -1
         self._postings = 0
         self._held: list[tuple[int, dict[str, list[int]]]] | None = []
         """Runs added while under :data:`HELD_POSTINGS` (None once spilled)."""
@@ -134,7 +135,15 @@ class SearchIndex:
         self.add_tokens(run_number, run_tokens(steps, full_texts))
 
     def add_tokens(self, run_number: int, found: dict[str, list[int]]) -> None:
-        """Index one run by its :func:`run_tokens` (``{token: [step, ...]}``)."""
+        """Index one run by its :func:`run_tokens` (``{token: [step, ...]}``).
+
+        Raises:
+            ValueError: ``run_number`` is not above the last one added (each token's postings
+                are kept in the order added, which must be run order).
+        """
+        if run_number <= self._last_run:
+            raise ValueError(f"run {run_number} added after run {self._last_run}")
+        self._last_run = run_number
         self._postings += len(found)
         if self._held is not None:
             self._held.append((run_number, found))
@@ -193,7 +202,8 @@ class SearchIndex:
     def shards(self, count: int | None = None):
         """Yield the index cut into ``count`` (default :meth:`shard_count`) shards by
         ``crc32(token)``, one at a time in shard order; each shard is ``{tokens: {token:
-        [[run number, step, ...], ...]}}``, tokens sorted, postings sorted by run number."""
+        [[run number, step, ...], ...]}}``, tokens sorted, postings by run number (the order
+        added: a token's postings are all in one bucket)."""
         count = self.shard_count() if count is None else count
         if self._held is not None:  # all in memory: every shard in one pass
             postings_of: list[dict[str, list[list[int]]]] = [defaultdict(list) for _ in range(count)]
@@ -205,7 +215,7 @@ class SearchIndex:
                         shard = shard_by_token[token] = shard_of(token, count)
                     postings_of[shard][token].append([run_number, *steps])
             for postings in postings_of:
-                yield {"tokens": {token: sorted(postings[token], key=lambda p: p[0]) for token in sorted(postings)}}
+                yield {"tokens": {token: postings[token] for token in sorted(postings)}}
             return
         for number in range(count):
             postings: dict[str, list[list[int]]] = defaultdict(list)
@@ -215,7 +225,7 @@ class SearchIndex:
                     for token, steps in found.items():
                         if count <= self.BUCKETS or shard_of(token, count) == number:
                             postings[token].append([run_number, *steps])
-            yield {"tokens": {token: sorted(postings[token], key=lambda p: p[0]) for token in sorted(postings)}}
+            yield {"tokens": {token: postings[token] for token in sorted(postings)}}
 
 
 def shard_of(token: str, count: int) -> int:

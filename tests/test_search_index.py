@@ -86,3 +86,12 @@ def test_a_held_index_makes_no_spill_file_and_a_spilled_one_removes_it(monkeypat
         shards = list(index.shards(1))
     assert shards == [{"tokens": {"alpha": [[0, 1]], "beta": [[0, 2]]}}]
     assert len(made) == 1 and made[0].closed
+
+
+def test_runs_must_be_added_in_run_order():
+    with SearchIndex() as index:
+        index.add_tokens(3, {"alpha": [1]})
+        with pytest.raises(ValueError, match="run 3 added after run 3"):
+            index.add_tokens(3, {"beta": [1]})
+        with pytest.raises(ValueError, match="run 2 added after run 3"):
+            index.add_tokens(2, {"beta": [1]})

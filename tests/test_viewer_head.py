@@ -314,3 +314,31 @@ def test_a_large_catalog_draws_the_heads_checks_first_and_the_rest_in_the_task_f
     assert page.locator("#checks-panel section.check-group").evaluate_all(
         "(groups) => groups.map((g) => g.dataset.req)") == [group["req"] or "" for group in task["panel"]]
     assert page.page_errors == []
+
+
+def test_page_assets_are_kept_in_the_export_cache_and_made_again_when_a_source_changes(tmp_path, monkeypatch):
+    import shutil
+
+    from contract.paths import SITE_DIR
+    from exporter import bundle
+
+    static = tmp_path / "static"
+    shutil.copytree(SITE_DIR / "static", static)
+    cache = tmp_path / "cache" / "assets"
+    made = bundle.page_assets(static)
+    assert bundle.page_assets(static, cache) == made
+    assert len(list(cache.glob("*.json"))) == 1
+
+    def refuse(_static):
+        raise AssertionError("bundled again although nothing changed")
+
+    monkeypatch.setattr(bundle, "_make_page_assets", refuse)
+    assert bundle.page_assets(static, cache) == made
+    monkeypatch.undo()
+    css = static / "app.css"
+    css.write_text(css.read_text(encoding="utf-8") + "\n.added-by-the-test { color: red }\n", encoding="utf-8")
+    changed = bundle.page_assets(static, cache)
+    assert b"added-by-the-test" in changed["static/app.css"]
+    assert len(list(cache.glob("*.json"))) == 1, "only the current set is kept"
+    next(cache.glob("*.json")).write_bytes(b"{not json")
+    assert bundle.page_assets(static, cache) == changed, "a damaged cache file is made again"
