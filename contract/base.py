@@ -13,16 +13,18 @@ Model = TypeVar("Model", bound=BaseModel)
 
 
 class Strict(BaseModel):
-    """A contract: unknown fields refused (so code and schema cannot drift silently)."""
+    """A contract: unknown fields refused (so code and schema cannot drift silently). Its
+    validator is built at its first use, not at import (``defer_build``: a command that
+    validates few of the contract's models starts faster)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Open(BaseModel):
     """A contract part another program writes (Harbor, ARIA, a model's reply): unknown fields
     kept as they are."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 def problem(err: ValidationError) -> str:

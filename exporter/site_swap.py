@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from contract.errors import BadInput
@@ -174,7 +175,7 @@ class Staging:
         self.files: dict[str, str] = {}
         self.bytes = 0
         self.linked = 0
-        self.written: list[Path] = []  # made by this export: flushed to disk before the swap
+        self.written: list[str] = []  # relative paths made by this export: flushed before the swap
         self.path = self.out_dir.parent / f".{self.out_dir.name}.staging-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.path.mkdir(parents=True)
 
@@ -194,7 +195,7 @@ class Staging:
         descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
-        self.written.append(target)
+        self.written.append(relative)
         self.files[relative] = digest
         self.bytes += len(data)
 
@@ -231,12 +232,12 @@ class Staging:
                 for name in SPACE_FILES:
                     if tree.is_file(name):
                         (self.path / name).write_bytes(tree.read_bytes(name))
-                        self.written.append(self.path / name)
+                        self.written.append(name)
             manifest = {"version": 1, "generated_by": generated_by, "files": dict(sorted(self.files.items()))}
             crash_point("export:staged")
             self.manifest_bytes = dump_json(manifest, indent=False)
             (self.path / MANIFEST).write_bytes(self.manifest_bytes)
-            self.written.append(self.path / MANIFEST)
+            self.written.append(MANIFEST)
             crash_point("export:manifest")
             self._flush()  # the new site is on disk before it is swapped in
             if not self.out_dir.exists():
@@ -262,10 +263,10 @@ class Staging:
         entries, linked files' too). Linked files were flushed by the export that wrote them.
         Not ``sync()``: that waits for every program's writes on the machine, and a
         background ``view`` export must not wait for a training job's checkpoints."""
-        for path in self.written:
-            _fsync(path)
-        for folder, _, _ in os.walk(self.path):
-            _fsync(Path(folder))
+        folders = [Path(folder) for folder, _, _ in os.walk(self.path)]
+        # fsync waits on the disk with the GIL released: several at once share journal commits
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(_fsync, [*(self.path / relative for relative in self.written), *folders]))
 
     def abort(self) -> None:
         """Remove the staging folder (a failed export: the current site stays as it was)."""

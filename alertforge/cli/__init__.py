@@ -8,6 +8,9 @@ imports this package: it is the top floor.
 from __future__ import annotations
 
 import argparse
+import gc
+import sys
+from typing import NoReturn
 
 from alertforge.cli import corpus, imports, mutation, recording, site, view
 from alertforge.cli.exit_codes import HANDLED, report
@@ -60,3 +63,13 @@ def main(argv: list[str] | None = None) -> int:
             return args.func(args)
         except HANDLED as err:
             return report(err, getattr(args, "hints", None))
+
+
+def run() -> NoReturn:
+    """The console script and ``python -m alertforge.cli``: :func:`main`, then exit with its
+    code. The heap is frozen first (``gc.freeze``) so the interpreter's last collection skips
+    it: 50 ms of an incremental export's 0.8 s went to collecting objects the ending process
+    frees anyway. (Not in :func:`main`, which tests call in their own process.)"""
+    code = main()
+    gc.freeze()
+    sys.exit(code)

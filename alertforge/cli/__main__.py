@@ -1,7 +1,5 @@
 """``python -m alertforge.cli``: the same command as the ``alertforge`` console script."""
 
-import sys
+from alertforge.cli import run
 
-from alertforge.cli import main
-
-sys.exit(main())
+run()
