@@ -137,22 +137,24 @@ class Spool:
     so memory holds only the light rest of each record whatever the number of runs."""
 
     def __init__(self) -> None:
-        self.file = tempfile.TemporaryFile(prefix="alertforge-export-")  # noqa: SIM115 - closed by close()
+        # unbuffered, read with pread: a forked child (exporter.page_worker) reads it beside this
+        # process, and a shared file offset would mix their reads
+        self.file = tempfile.TemporaryFile(prefix="alertforge-export-", buffering=0)  # noqa: SIM115 - closed by close()
         self.end = 0
 
     def put(self, value: Any) -> tuple[int, int]:
         """Keep ``value`` (JSON); returns its ``(offset, length)``."""
         data = orjson.dumps(value)
-        self.file.seek(self.end)
-        self.file.write(data)
+        written = 0
+        while written < len(data):  # an unbuffered write may write less than asked
+            written += os.pwrite(self.file.fileno(), data[written:], self.end + written)
         ref = (self.end, len(data))
         self.end += len(data)
         return ref
 
     def get(self, ref: tuple[int, int]) -> Any:
         """The value kept at ``ref``."""
-        self.file.seek(ref[0])
-        return orjson.loads(self.file.read(ref[1]))
+        return orjson.loads(os.pread(self.file.fileno(), ref[1], ref[0]))
 
     def close(self) -> None:
         """Remove the file."""

@@ -34,11 +34,14 @@ from exporter.export_state import digest_of
 from exporter.gallery_checks import check_gallery_from_records
 from exporter.gallery_episodes import outcome_gallery_from_records, penalty_gallery_from_records
 from exporter.harbor_jobs import job_rows
+from exporter.page_worker import Beside
 from exporter.redact import Redactor
-from exporter.render import render_pages, templates_digest
+from exporter.render import FOOTER_FIELDS, render_gallery_pages, render_pages, templates_digest
 from exporter.run_folders import RunFolder
 from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
+    GENERATED_BY,
+    SITE_DATA_VERSION,
     aliases_document,
     attempts_document,
     head_from_parts,
@@ -239,14 +242,29 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
         BadInput: a file over 10 MB, a missing static folder or a template
             that cannot be rendered.
     """
-    tasks = site_tasks(entries, context)
-    write_heads(entries, tasks, context)
-    index = _index_files(entries, tasks, context)
     cache = context.saved.folder.parent if context.saved is not None else None  # the export cache
     bytecode = cache / "templates" if cache is not None else None
-    for relative, data in render_pages(site_dir / "templates", index, _gallery(entries),
-                                       _page_reuse(site_dir, context), bytecode):
-        context.sink.write(relative, data)
+    footer = {"generated_by": GENERATED_BY, "version": SITE_DATA_VERSION}  # the index's FOOTER_FIELDS
+    reuse = _page_reuse(site_dir, context)
+
+    def gallery_pages() -> None:  # from the records' gallery parts alone: beside the rest
+        for relative, data in render_gallery_pages(site_dir / "templates", _gallery(entries), footer, reuse, bytecode):
+            context.sink.write(relative, data)
+
+    beside = Beside(gallery_pages, context.sink, context.saved.pages if context.saved is not None else None,
+                    len(entries))
+    try:
+        tasks = site_tasks(entries, context)
+        write_heads(entries, tasks, context)
+        index = _index_files(entries, tasks, context)
+        if {key: index[key] for key in FOOTER_FIELDS} != footer:
+            raise RuntimeError(f"the kind pages' footer {footer} is not the index's")
+        for relative, data in render_pages(site_dir / "templates", index, bytecode=bytecode):
+            context.sink.write(relative, data)
+    except BaseException:
+        beside.stop()  # this export fails: what the child writes is thrown away with the staging folder
+        raise
+    beside.join()
     static = _static_files(site_dir / "static")
     static.update(page_assets(site_dir / "static", cache / "assets" if cache is not None else None))
     for relative, data in sorted(static.items()):

@@ -166,7 +166,8 @@ class FailureKind:
         # one string per run id in every set (a site's runs are in many pages' sets at once)
         self.runs_with.update(map(sys.intern, record["runs_with"]))
         self.runs_hit.update(map(sys.intern, record["runs_hit"]))
-        self.checks.update((sys.intern(task_id), sys.intern(check_id)) for task_id, check_id in record["checks"])
+        # a task's checks come again with each of its runs: the set keeps one tuple per check
+        self.checks.update(map(tuple, record["checks"]))
         for signature, detail, failures, runs, examples in record["groups"]:
             group = self.groups.setdefault(signature, DetailGroup(signature, detail))
             group.failures += failures

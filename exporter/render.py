@@ -122,27 +122,12 @@ def _render(environment: jinja2.Environment, templates_dir: Path, name: str, **c
     return html.encode("utf-8")
 
 
-def render_pages(
-    templates_dir: Path, index: dict[str, Any], gallery: dict[str, Any] | None = None,
-    reuse: Callable[[str, dict[str, Any]], bool] | None = None, bytecode: Path | None = None,
-) -> Iterator[tuple[str, bytes]]:
-    """Every page as ``(relative path, UTF-8 bytes)``, made one at a time as the caller takes
-    them (a site's gallery pages grow with its runs: none is held after it is taken).
-
-    index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
-    (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
-    from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
-    ``gallery/index.html`` and ``gallery/<axis>-<slug>.html`` (split into ``.p<n>.html`` parts
-    past :data:`exporter.gallery.EXAMPLES_PER_PAGE` examples) per family and kind, and per
-    penalty kind and outcome of episode runs (``gallery["penalties"]``, ``gallery["outcomes"]``,
-    :mod:`exporter.gallery_episodes`); those pages get ``root = "../"``
-    so their links reach the site's top. A failure kind's page is rendered from its part
-    (:func:`exporter.gallery.paginate`) and the index's :data:`FOOTER_FIELDS` alone, so ``reuse(file, part)`` (an
-    incremental export) may answer True to leave it out: the caller has it already.
-    ``bytecode``: as :func:`template_environment`'s.
+def page_environment(templates_dir: Path, bytecode: Path | None = None) -> jinja2.Environment:
+    """:func:`template_environment` with what every page inlines (the icon, the prefetch and
+    file-notice scripts and their CSP hashes) as globals.
 
     Raises:
-        BadInput: the templates folder is missing or a template cannot be loaded or rendered.
+        BadInput: the templates folder, the icon or an inlined script is missing.
     """
     if not templates_dir.is_dir():
         raise BadInput(templates_dir, "templates folder not found")
@@ -153,20 +138,80 @@ def render_pages(
     # every page: opened from disk (file://), say to serve the site instead of showing nothing
     environment.globals["file_notice_script"], environment.globals["file_notice_hash"] = inline_script(
         templates_dir.parent / "static", "file-notice.js")
+    return environment
+
+
+def render_pages(
+    templates_dir: Path, index: dict[str, Any], gallery: dict[str, Any] | None = None,
+    reuse: Callable[[str, dict[str, Any]], bool] | None = None, bytecode: Path | None = None,
+) -> Iterator[tuple[str, bytes]]:
+    """Every page as ``(relative path, UTF-8 bytes)``, made one at a time as the caller takes
+    them (a site's gallery pages grow with its runs: none is held after it is taken).
+
+    index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
+    (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
+    from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
+    the gallery's pages (:func:`render_gallery_pages`, which gets ``reuse``). ``bytecode``: as
+    :func:`template_environment`'s.
+
+    Raises:
+        BadInput: the templates folder is missing or a template cannot be loaded or rendered.
+    """
+    environment = page_environment(templates_dir, bytecode)
     for name in PAGES:
         yield name, _render(
             environment, templates_dir, name, index=index, page=name, root="", preview_rows=PREVIEW_ROWS,
             bundle=bundle_name(name),
         )
-    if gallery is None:
-        return
+    if gallery is not None:
+        yield from render_gallery_pages(templates_dir, gallery, {key: index[key] for key in FOOTER_FIELDS},
+                                        reuse, environment)
+
+
+def render_gallery_pages(
+    templates_dir: Path, gallery: dict[str, Any], footer: dict[str, Any],
+    reuse: Callable[[str, dict[str, Any]], bool] | None = None,
+    environment: jinja2.Environment | Path | None = None,
+) -> Iterator[tuple[str, bytes]]:
+    """The failure gallery's pages as ``(relative path, UTF-8 bytes)``: ``gallery/index.html``
+    and :func:`render_kind_pages`, rendered from ``gallery`` and ``footer`` (the index's
+    :data:`FOOTER_FIELDS`, all these pages show of it) alone. ``environment``: as
+    :func:`render_kind_pages`'.
+
+    Raises:
+        BadInput: the templates folder is missing or a template cannot be loaded or rendered.
+    """
+    if not isinstance(environment, jinja2.Environment):
+        environment = page_environment(templates_dir, environment)
     yield "gallery/index.html", _render(
         environment, templates_dir, "gallery_index.html",
-        index=index, page="gallery/index.html", root="../", gallery=gallery,
+        index=footer, page="gallery/index.html", root="../", gallery=gallery,
     )
+    yield from render_kind_pages(templates_dir, gallery, footer, reuse, environment)
+
+
+def render_kind_pages(
+    templates_dir: Path, gallery: dict[str, Any], footer: dict[str, Any],
+    reuse: Callable[[str, dict[str, Any]], bool] | None = None,
+    environment: jinja2.Environment | Path | None = None,
+) -> Iterator[tuple[str, bytes]]:
+    """Each failure kind's page of ``gallery`` as ``(relative path, UTF-8 bytes)``:
+    ``gallery/<axis>-<slug>.html`` (split into ``.p<n>.html`` parts past
+    :data:`exporter.gallery.EXAMPLES_PER_PAGE` examples) per family, kind and cause, and per
+    penalty kind and outcome of episode runs (``gallery["penalties"]``, ``gallery["outcomes"]``,
+    :mod:`exporter.gallery_episodes`), with ``root = "../"`` so their links reach the site's
+    top. A page is rendered from its part (:func:`exporter.gallery.paginate`) and ``footer``
+    (the index's :data:`FOOTER_FIELDS`) alone, so ``reuse(file, part)`` (an incremental
+    export) may answer True to leave it out: the caller has it already. ``environment``: a
+    :func:`page_environment`, or the bytecode folder to make one with (None: none).
+
+    Raises:
+        BadInput: the templates folder is missing or a template cannot be loaded or rendered.
+    """
+    if not isinstance(environment, jinja2.Environment):
+        environment = page_environment(templates_dir, environment)
     kinds = [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
              *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]
-    footer = {key: index[key] for key in FOOTER_FIELDS}
     for gallery_page in [part for kind in kinds for part in paginate(kind)]:
         if reuse is not None and reuse(gallery_page["file"], {**gallery_page, "footer": footer}):
             continue

@@ -1,0 +1,128 @@
+"""Run one part of a site export in a forked second process while this one writes the rest.
+
+An incremental export of a few hundred runs spends most of its rendering on the failure
+gallery's kind pages, which need only the gallery data; the run list, search shards and
+top pages need only the records. On a machine with two cores the first can be made beside
+the second (:func:`exporter.export_shared.write_shared_files`).
+
+The child writes its files into the same staging folder through its copy of the sink
+(:class:`exporter.site_swap.Staging`), then sends the parent, on a pipe, what the parent's
+sink and new export state must note (files and digests, bytes, links, the pages' digests);
+:meth:`Beside.join` waits for it and adds that. An error in the child is raised by
+``join`` as it was raised there. Used only where a fork is safe and its copy-on-write cheap:
+``os.fork`` exists, this process runs no other thread (``alertforge view`` does: its server
+threads), the sink is a staging folder and the site has at most :data:`MAX_RUNS` runs.
+Otherwise the work runs here, at once, and ``join`` has nothing to wait for.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from exporter.site_swap import Staging
+
+MAX_RUNS = 20_000
+"""Past this many runs the work is done in this process: the child would copy much of a large
+export's memory as it touches it (the 2 GB bound of docs/bounds.md)."""
+
+
+class Beside:
+    """``work()`` (writing into ``sink``; noting page digests in ``pages``, the new export
+    state's, when given) run in a forked child when :func:`can_fork` allows, else here at once.
+
+    Raises (from :meth:`join`, or at once when run here): whatever ``work`` raised.
+    """
+
+    def __init__(self, work: Callable[[], None], sink: Any, pages: dict[str, str] | None, runs: int) -> None:
+        self.sink, self.pages = sink, pages
+        self.child: tuple[int, int] | None = None  # (pid, read end of the pipe)
+        if not can_fork(sink, runs):
+            work()
+            return
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            _child(work, sink, pages, write_end)
+        os.close(write_end)
+        self.child = (pid, read_end)
+
+    def join(self) -> None:
+        """Wait for the child and add what it wrote to the sink and the pages (nothing when
+        the work ran here).
+
+        Raises:
+            whatever ``work`` raised in the child; RuntimeError when it ended without a word.
+        """
+        if self.child is None:
+            return
+        pid, read_end = self.child
+        self.child = None
+        with os.fdopen(read_end, "rb") as pipe:
+            message = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        if not message:
+            raise RuntimeError(f"the gallery page process ended without a result (wait status {status})")
+        outcome = pickle.loads(message)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        for relative, digest in outcome["files"].items():
+            self.sink.files[relative] = digest
+        self.sink.bytes += outcome["bytes"]
+        self.sink.linked += outcome["linked"]
+        self.sink.written.extend(outcome["written"])
+        if self.pages is not None:
+            self.pages.update(outcome["pages"])
+
+
+    def stop(self) -> None:
+        """End the child at once (its work is not wanted: the export fails) and reap it."""
+        if self.child is None:
+            return
+        pid, read_end = self.child
+        self.child = None
+        os.close(read_end)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+
+
+def can_fork(sink: Any, runs: int) -> bool:
+    """Whether :class:`Beside` may fork: see the module."""
+    return (hasattr(os, "fork") and isinstance(sink, Staging) and runs <= MAX_RUNS
+            and threading.active_count() == 1)
+
+
+def _child(work: Callable[[], None], sink: Staging, pages: dict[str, str] | None, write_end: int) -> None:
+    """Run ``work`` in the forked child, send its result (or error) on ``write_end`` and end
+    the process without running the parent's exit handlers."""
+    code = 0
+    try:
+        files, written = dict(sink.files), len(sink.written)
+        size, linked = sink.bytes, sink.linked
+        pages_before = dict(pages) if pages is not None else {}
+        work()
+        outcome: Any = {
+            "files": {relative: digest for relative, digest in sink.files.items() if relative not in files},
+            "bytes": sink.bytes - size, "linked": sink.linked - linked,
+            "written": sink.written[written:],
+            "pages": {k: v for k, v in (pages or {}).items() if pages_before.get(k) != v},
+        }
+    except BaseException as err:  # noqa: BLE001 - every error goes to the parent, which raises it
+        outcome, code = err, 1
+    try:
+        data = pickle.dumps(outcome)
+    except Exception:  # noqa: BLE001 - an error that does not pickle is sent as its text
+        data, code = pickle.dumps(RuntimeError(repr(outcome))), 1
+    try:
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+    finally:
+        os._exit(code)

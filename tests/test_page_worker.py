@@ -1,0 +1,105 @@
+"""The failure gallery's pages made in a forked second process (exporter.page_worker): the
+site is the same bytes as when made in one process; what the child wrote reaches the
+parent's sink and state; its errors are raised in the parent; a failed export stops it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RUNS, FIXTURE_TASK_ROOT, fixture_tasks
+
+from contract.errors import BadInput
+from exporter import page_worker
+from exporter.export import export_site
+from exporter.page_worker import Beside
+from exporter.site_swap import Staging
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_cli_export_equals_an_export_made_in_one_process(tmp_path, monkeypatch):
+    """The CLI (one thread) renders the gallery in a forked child beside the rest; here the
+    fork is refused, so this export_site makes every page in this process."""
+    assert page_worker.can_fork(Staging(tmp_path / "probe"), 1) == (threading.active_count() == 1)
+    monkeypatch.setattr(page_worker, "can_fork", lambda sink, runs: False)
+    export_site([FIXTURE_RUNS], tmp_path / "one", task_index=fixture_tasks())
+    monkeypatch.undo()
+    env = {**os.environ, "ALERTFORGE_EXPORT_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "alertforge.cli", "export", str(FIXTURE_RUNS), "--out",
+                           str(tmp_path / "two"), "--tasks", str(FIXTURE_TASK_ROOT)],
+                          check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    one, two = files_of(tmp_path / "one"), files_of(tmp_path / "two")
+    assert any(name.startswith("gallery/") and name != "gallery/index.html" for name in two)
+    assert one == two
+
+
+@pytest.fixture
+def forking(monkeypatch):
+    """Let Beside fork in this process (its other threads do not run in the child, which
+    only writes a file and ends)."""
+    monkeypatch.setattr(page_worker.threading, "active_count", lambda: 1)
+
+
+def test_what_the_child_writes_reaches_the_parents_sink_and_pages(tmp_path, forking):
+    sink = Staging(tmp_path / "site")
+    pages: dict[str, str] = {"gallery/old.html": "kept"}
+    parent = os.getpid()
+
+    def work():
+        assert os.getpid() != parent, "ran in a child"
+        sink.write("gallery/a.html", b"<p>a</p>")
+        pages["gallery/a.html"] = "digest-a"
+
+    beside = Beside(work, sink, pages, runs=3)
+    sink.write("index.html", b"<p>index</p>")
+    beside.join()
+    assert set(sink.files) == {"gallery/a.html", "index.html"}
+    assert sorted(sink.written) == ["gallery/a.html", "index.html"]
+    assert sink.bytes == len(b"<p>a</p>") + len(b"<p>index</p>")
+    assert pages == {"gallery/old.html": "kept", "gallery/a.html": "digest-a"}
+    assert (sink.path / "gallery" / "a.html").read_bytes() == b"<p>a</p>"
+    sink.abort()
+
+
+def test_an_error_in_the_child_is_raised_by_join(tmp_path, forking):
+    sink = Staging(tmp_path / "site")
+
+    def work():
+        raise BadInput(tmp_path / "templates" / "gallery_page.html", "template error: boom")
+
+    beside = Beside(work, sink, None, runs=3)
+    with pytest.raises(BadInput, match="template error: boom") as caught:
+        beside.join()
+    assert caught.value.path == str(tmp_path / "templates" / "gallery_page.html")
+    sink.abort()
+
+
+def test_stop_ends_the_child_at_once(tmp_path, forking):
+    sink = Staging(tmp_path / "site")
+    beside = Beside(lambda: time.sleep(60), sink, None, runs=3)
+    started = time.monotonic()
+    beside.stop()
+    assert time.monotonic() - started < 30
+    beside.join()  # nothing left to wait for
+    sink.abort()
+
+
+def test_past_max_runs_or_with_threads_the_work_runs_here(tmp_path, forking, monkeypatch):
+    sink = Staging(tmp_path / "site")
+    ran_in: list[int] = []
+    Beside(lambda: ran_in.append(os.getpid()), sink, None, runs=page_worker.MAX_RUNS + 1).join()
+    monkeypatch.setattr(page_worker.threading, "active_count", lambda: 2)
+    Beside(lambda: ran_in.append(os.getpid()), sink, None, runs=3).join()
+    assert ran_in == [os.getpid(), os.getpid()]
+    sink.abort()
