@@ -252,3 +252,22 @@ def test_an_empty_folder_is_watched_as_a_folder_of_runs(tmp_path):
     assert classify(empty).kind == "runs", "runs recorded into it later must appear, not a Harbor error"
     (empty / "notes").mkdir()
     assert classify(empty).kind == "harbor", "a folder holding something else is still tried as Harbor's"
+
+
+def test_a_folder_that_cannot_be_listed_is_bad_input_naming_it(tmp_path, monkeypatch):
+    from alertforge.view.inputs import classify
+    from contract.errors import BadInput
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    real = Path.iterdir
+
+    def refuse(self):
+        if self == folder:
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    with pytest.raises(BadInput, match="cannot be read: Permission denied") as caught:
+        classify(folder)
+    assert caught.value.path == str(folder)

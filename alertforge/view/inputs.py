@@ -42,22 +42,17 @@ def classify(raw: str | Path) -> Input:
     """The :class:`Input` for one PATH.
 
     Raises:
-        BadInput: the path does not exist, is a link, or is a file that is neither an ATIF
-            trajectory nor an ARIA transcript (JSON).
+        BadInput: the path does not exist, is a link, is a folder that cannot be listed, or is
+            a file that is neither an ATIF trajectory nor an ARIA transcript (JSON).
     """
     path = Path(raw)
     if path.is_symlink():
         raise BadInput(path, "is a link: name the folder or file it points to")
     if path.is_dir():
-        if _is_site(path):
-            return Input("site", path)
-        if (path / "run.json").is_file() or any(
-                (child / "run.json").is_file() for child in _subfolders(path)) or not any(path.iterdir()):
-            return Input("runs", path)  # an empty folder too: runs recorded into it later appear
-        jsons = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
-        if jsons and not _subfolders(path) and not _is_atif(_peek(jsons[0])):
-            return Input("episodes", path)  # a folder of ARIA transcripts
-        return Input("harbor", path)
+        try:
+            return _classify_folder(path)
+        except OSError as err:
+            raise BadInput(path, f"cannot be read: {err.strerror or err}") from None
     if not path.is_file():
         raise BadInput(path, "not found")
     head = _peek(path)
@@ -65,6 +60,19 @@ def classify(raw: str | Path) -> Input:
         raise BadInput(path, "not a folder of runs, a Harbor job or trial, an ATIF trajectory (.json) "
                              "or an ARIA transcript (.json)")
     return Input("harbor" if _is_atif(head) else "episodes", path)
+
+
+def _classify_folder(path: Path) -> Input:
+    """A folder's :class:`Input` (see :func:`classify`). Raises OSError when it cannot be listed."""
+    if _is_site(path):
+        return Input("site", path)
+    if (path / "run.json").is_file() or any(
+            (child / "run.json").is_file() for child in _subfolders(path)) or not any(path.iterdir()):
+        return Input("runs", path)  # an empty folder too: runs recorded into it later appear
+    jsons = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+    if jsons and not _subfolders(path) and not _is_atif(_peek(jsons[0])):
+        return Input("episodes", path)  # a folder of ARIA transcripts
+    return Input("harbor", path)
 
 
 def _is_atif(head: bytes) -> bool:
