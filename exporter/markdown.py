@@ -65,7 +65,7 @@ def _step_section(run: RunFolder, step: dict[str, Any], previous: str, task: Tas
                   site_url: str | None) -> list[str]:
     """The Markdown of one step: heading with reward, message, tool call, output, diff, changes."""
     n, where = step["n"], _where(run, step["step_id"], site_url, step["n"])
-    reward = f"reward {step['reward']:+.3f}, total {step['total']:.3f}" if step["graded"] else "not graded"
+    reward = f"reward {step['reward']:+.4f}, total {step['total']:.4f}" if step["graded"] else "not graded"
     out = [f"### Step {n} ({markdown_text(step['source'])}; {reward})", ""]
     if step["message"] and step["message"] == task.instruction:
         out += ["(the task above)", ""]
@@ -135,7 +135,7 @@ def run_markdown(folder: Path, *, redactor: Redactor | None, task_index: TaskInd
              f"- task: {markdown_code(task.id)} {markdown_text(task.title)}",
              (f"- policy: {markdown_text(summary.get('policy') or '-')}; "
               f"model: {markdown_text(summary.get('model') or '-')}; status: {markdown_text(str(summary.get('status')))}"),
-             f"- reward: {reward:.3f} after {len(steps) - 1} steps", ""]
+             f"- reward: {reward:.4f} after {len(steps) - 1} steps", ""]
     lines += ["## Task", "", fence(cut(task.instruction, "instruction", "instruction.md of the task"), "text"), ""]
     lines += ["## Steps", ""]
     previous = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,9 @@ def test_markdown_export_lists_failing_checks_with_cause_and_blame_on_stdout(par
     assert "- cause (" in failing and "- blame: step " in failing and ", hunk " in failing
     assert "- cause: none recorded" not in failing  # recorded now: every failing check has one
     assert "```diff" in text
+    # rewards with 4 decimals, as the site and the CLI show them
+    assert re.search(r"^- reward: \d\.\d{4} after \d+ steps$", text, re.MULTILINE)
+    assert re.search(r"^### Step \d+ \(\w+; reward [+-]\d\.\d{4}, total \d\.\d{4}\)$", text, re.MULTILINE)
 
 
 def test_markdown_export_masks_secrets_as_publish_does_and_writes_the_file(partial_run, tmp_path):
