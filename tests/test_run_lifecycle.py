@@ -253,7 +253,7 @@ def test_failed_and_interrupted_runs_are_marked_on_every_page(tmp_path, page):
         page.goto(url)
         page.wait_for_selector("body[data-ready='1']")
         badges = page.locator("#runs-table .status-badge")
-        assert sorted(badges.all_inner_texts()) == ["failed", "interrupted"]
+        assert sorted(badges.all_inner_texts()) == ["failed", "incomplete"]  # running: stopped, or still recording
         assert page.locator("#leaderboard").is_visible() and page.locator("#leaderboard-all").is_hidden()
         page.locator("#leaderboard-include").check()
         assert page.locator("#leaderboard-all").is_visible() and page.locator("#leaderboard").is_hidden()
@@ -266,7 +266,7 @@ def test_failed_and_interrupted_runs_are_marked_on_every_page(tmp_path, page):
         assert page.locator("#run-status").is_hidden()
         page.goto(f"{url}compare.html?a=fixture-oracle-running&b=fixture-oracle-s1")
         page.wait_for_selector("body[data-ready='1']")
-        assert page.locator(".status-badge").first.inner_text() == "interrupted"
+        assert page.locator(".status-badge").first.inner_text() == "incomplete"
         gallery = (tmp_path / "site" / "gallery").glob("*.html")
         assert any('data-status="failed"' in p.read_text() for p in gallery)
     finally:

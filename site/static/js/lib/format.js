@@ -47,9 +47,10 @@ export function rewardTrend(step) {
   return "flat";
 }
 
-/** How a run's status reads: "complete", "interrupted" (status running: in progress or stopped), "failed". */
+/** How a run's status reads: "complete", "incomplete" (status running: stopped before its end,
+ * or still being recorded: a page cannot tell which), "failed". */
 export function statusLabel(status) {
-  if (status === "running") return "interrupted";
+  if (status === "running") return "incomplete";
   return status || "complete";
 }
 
