@@ -94,6 +94,10 @@ def _stale_reason(old: RunSummary, task: TaskRef, catalog: CheckCatalog, policy:
     return f"task {task.id} changed since it was recorded: recorded again"
 
 
+REUSED_SAYS = ": reused the complete run already in "
+"""What :func:`record_run` reports (after the run id) when it reuses a complete run."""
+
+
 def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("runs"),
                resume: bool = True, options: dict | None = None,
                max_steps: int = DEFAULT_MAX_STEPS, report=None) -> Path:
@@ -124,7 +128,7 @@ def record_run(task_dir: Path, policy: str, *, seed: int = 0, out: Path = Path("
         report(f"{store.run_id}: {opened.replaced}")
     if opened.state == "unchanged":
         if report is not None:
-            report(f"{store.run_id}: reused the complete run already in {store.dir} "
+            report(f"{store.run_id}{REUSED_SAYS}{store.dir} "
                    "(--fresh records it again)")
         return store.dir
     summary = new_summary(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from contract.errors import BadInput
 from engine import Engine, LocalEngine
-from recorder.record import record_run
+from recorder.record import REUSED_SAYS, record_run
 from recorder.reference.context import context_for_task
 from recorder.reference.mutations import ADVERSARIES, applicability, applicable
 
@@ -57,9 +57,12 @@ def _applies(task_dir: Path, policy: str) -> bool:
     return why is None
 
 
-def _one(job: tuple[str, str, int, str]) -> str:
+def _one(job: tuple[str, str, int, str]) -> tuple[str, bool]:
+    """Record one job; (its run folder, whether a complete run recorded before was reused)."""
     task_dir, policy, seed, out = job
-    return str(record_run(Path(task_dir), policy, seed=seed, out=Path(out)))
+    said: list[str] = []
+    folder = record_run(Path(task_dir), policy, seed=seed, out=Path(out), report=said.append)
+    return str(folder), any(REUSED_SAYS in line for line in said)
 
 
 def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
@@ -84,9 +87,13 @@ def record_reference(task_dirs: list[Path], out: Path, *, jobs: int = 2,
             if _applies(Path(t), p)]
     work += [(str(t), "mutant", n, str(out)) for t in task_dirs for n in range(1, mutants + 1)]
     done: list[Path] = []
+    reused = 0
     with engine.pool(jobs, writes=True) as pool, \
             engine.bar(len(work), "recording", "run", disable=not progress) as bar:
-        for run_dir in pool.map(_one, work):
+        for run_dir, was_reused in pool.map(_one, work):
             done.append(Path(run_dir))
+            if was_reused:  # a second demo says so instead of seeming to record everything again
+                reused += 1
+                bar.set_description(f"recording ({reused} reused, recorded before)", refresh=False)
             bar.update()
     return sorted(done)

@@ -100,3 +100,14 @@ def test_a_write_through_a_file_is_a_tool_error_not_a_crash(tmp_path):
     long_name = run_tool(tmp_path, "write_file", {"path": "rules/" + "x" * 300, "content": "b"})
     assert long_name.error and str(tmp_path) not in long_name.output
     assert (tmp_path / "notes").read_text() == "a"
+
+
+def test_recording_again_says_how_many_runs_were_reused(tmp_path, capsys):
+    from recorder.reference_runs import record_reference
+
+    task = [TASKS_DIR / "af-001-slo-onboarding-easy-s1"]
+    first = record_reference(task, tmp_path, jobs=1, policies=["oracle", "nop"])
+    assert "reused" not in capsys.readouterr().err
+    again = record_reference(task, tmp_path, jobs=1, policies=["oracle", "nop"])
+    assert again == first
+    assert "recording (2 reused, recorded before)" in capsys.readouterr().err
