@@ -275,21 +275,39 @@ def page_assets(static_dir: Path, cache: Path | None = None) -> dict[str, bytes]
     if cache is None:
         return _make_page_assets(static_dir)
     path = cache / f"{_assets_key(static_dir)}.json"
-    try:
-        kept = orjson.loads(path.read_bytes())
-        return {relative: text.encode("utf-8") for relative, text in kept.items()}
-    except (OSError, ValueError, AttributeError):
-        pass
+    kept = _kept_assets(path)
+    if kept is not None:
+        return kept
     files = _make_page_assets(static_dir)
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, orjson.dumps({relative: data.decode("utf-8") for relative, data in files.items()}))
+        texts = {relative: data.decode("utf-8") for relative, data in files.items()}
+        write_atomic(path, orjson.dumps({"sha256": _texts_digest(texts), "files": texts}))
         for other in cache.glob("*.json"):  # one set kept: the folder does not grow as the sources change
             if other != path:
                 other.unlink(missing_ok=True)
     except OSError:
         pass  # best effort: the next export bundles again
     return files
+
+
+def _kept_assets(path: Path) -> dict[str, bytes] | None:
+    """The page assets kept at ``path`` when the file holds them as written (``{sha256,
+    files}``, the digest of the files matching), else None: damage is a miss, never a site
+    with a wrong or missing bundle."""
+    try:
+        kept = orjson.loads(path.read_bytes())
+        texts = kept["files"]
+        if (isinstance(texts, dict) and texts and all(isinstance(v, str) for v in texts.values())
+                and kept["sha256"] == _texts_digest(texts)):
+            return {relative: text.encode("utf-8") for relative, text in texts.items()}
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    return None
+
+
+def _texts_digest(texts: dict[str, str]) -> str:
+    return hashlib.sha256(orjson.dumps(texts, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _assets_key(static_dir: Path) -> str:

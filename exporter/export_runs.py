@@ -368,11 +368,18 @@ def keep_run(folder: Path, made: MadeRun, context: ExportContext, key: str | Non
     context.claim(record["run_id"], folder)
     for relative, data in made.files.items():
         context.sink.write(relative, data)
-    store = StateStore(context.saved) if context.saved is not None else context.spool
-    heavy = {name: store.put(record.pop(name)) for name in HEAVY_PARTS}
-    if context.saved is not None:
-        light = orjson.dumps({**record, "heavy": heavy}, option=orjson.OPT_SORT_KEYS)
-        context.saved.runs[text_digest(os.path.realpath(folder))] = {
+    parts = {name: record.pop(name) for name in HEAVY_PARTS}
+    saved = context.saved if context.saved is not None and context.saved.writable else None
+    store = StateStore(saved) if saved is not None else context.spool
+    heavy = {name: store.put(part) for name, part in parts.items()}
+    if saved is not None and not saved.writable:  # the state's folder refused a part: the spool keeps them
+        saved = None
+        store = context.spool
+        heavy = {name: store.put(part) for name, part in parts.items()}
+    if saved is not None:
+        where = text_digest(os.path.realpath(folder))  # the record names its folder: given to another, it is not reused
+        light = orjson.dumps({**record, "heavy": heavy, "folder": where}, option=orjson.OPT_SORT_KEYS)
+        context.saved.runs[where] = {
             "key": key or "", "record": context.saved.store_record(light), "heavy": sorted(heavy.values()),
             "id": text_digest(made.raw_run_id), "task_ref": text_digest(made.raw_task_id),
             "world": context.world.get(text_digest(made.raw_task_id), NO_TASK_FOLDER)}
@@ -434,9 +441,11 @@ def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | N
         return None
     record = state.record(entry["record"])
     store = StateStore(state)
-    if record is None or not isinstance(record.get("heavy"), dict) or not all(
+    if not isinstance(record, dict) or not isinstance(record.get("heavy"), dict) or not all(
             isinstance(record["heavy"].get(name), str) and store.has(record["heavy"][name]) for name in HEAVY_PARTS):
         return None
+    if record.pop("folder", None) != text_digest(os.path.realpath(folder)) or not isinstance(record.get("run_id"), str):
+        return None  # a damaged state (another folder's record): the run is read again
     heavy = record.pop("heavy")
     context.claim(record["run_id"], folder)
     linked: list[str] = []

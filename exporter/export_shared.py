@@ -261,10 +261,10 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
             raise RuntimeError(f"the kind pages' footer {footer} is not the index's")
         for relative, data in render_pages(site_dir / "templates", index, bytecode=bytecode):
             context.sink.write(relative, data)
+        beside.join()
     except BaseException:
         beside.stop()  # this export fails: what the child writes is thrown away with the staging folder
         raise
-    beside.join()
     static = _static_files(site_dir / "static")
     static.update(page_assets(site_dir / "static", cache / "assets" if cache is not None else None))
     for relative, data in sorted(static.items()):

@@ -120,6 +120,15 @@ NO_TASK_FOLDER = digest_of([])
 """The task world digest of a task id no task root holds."""
 
 
+def _run_entry_shape(entry: Any) -> bool:
+    """Whether a saved run entry has the shape :func:`exporter.export_runs.keep_run` writes:
+    ``{key, record, id, task_ref, world}`` strings and ``heavy``, a list of strings."""
+    return (isinstance(entry, dict) and isinstance(entry.get("heavy", []), list)
+            and all(isinstance(digest, str) for digest in entry.get("heavy", []))
+            and all(isinstance(value, str) for name, value in entry.items() if name != "heavy")
+            and isinstance(entry.get("record"), str))
+
+
 def state_root() -> Path:
     """The folder that holds every site's state folder (see the module)."""
     if os.environ.get("ALERTFORGE_EXPORT_CACHE"):
@@ -142,6 +151,8 @@ class ExportState:
     tasks: dict[str, str] = field(default_factory=dict)
     pages: dict[str, str] = field(default_factory=dict)
     """A gallery page's file -> the digest of what it was rendered from."""
+    writable: bool = True
+    """False once a record could not be written (a full disk, a read-only cache)."""
     _lock: Any = field(default=None, repr=False)
 
     @classmethod
@@ -162,7 +173,10 @@ class ExportState:
                 or saved.get("manifest") != hashlib.sha256(manifest).hexdigest()):
             return
         if all(isinstance(saved.get(name), dict) for name in ("runs", "tasks", "pages")):
-            self.runs, self.tasks, self.pages = saved["runs"], saved["tasks"], saved["pages"]
+            # an entry of the wrong shape (a damaged state) is dropped: that run is read again
+            self.runs = {key: entry for key, entry in saved["runs"].items() if _run_entry_shape(entry)}
+            self.tasks = {key: value for key, value in saved["tasks"].items() if isinstance(value, str)}
+            self.pages = {key: value for key, value in saved["pages"].items() if isinstance(value, str)}
 
     def _stored(self, digest: str) -> bytes | None:
         """The bytes stored as ``digest`` when they are what was stored (their sha256), else None."""
@@ -183,14 +197,15 @@ class ExportState:
 
     def store_record(self, data: bytes) -> str:
         """Keep a record's bytes; returns their sha256 (its name). Best effort: a state that
-        cannot be written only makes the next export read every run."""
+        cannot be written only makes the next export read every run; a failed write sets
+        :attr:`writable` False (the caller keeps what it needs elsewhere)."""
         digest = hashlib.sha256(data).hexdigest()
         path = self.folder / RECORDS / f"{digest}.json"
         try:
             if not self.has_record(digest):  # missing, or altered since: written again
                 write_atomic(path, data)
         except OSError:
-            pass
+            self.writable = False
         return digest
 
     def save(self, manifest: bytes, keep: int = MAX_SITES) -> None:

@@ -17,13 +17,17 @@ Otherwise the work runs here, at once, and ``join`` has nothing to wait for.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import pickle
 import signal
 import threading
+import traceback
 from collections.abc import Callable
 from typing import Any
 
+from contract.errors import BadInput
 from exporter.site_swap import Staging
 
 MAX_RUNS = 20_000
@@ -45,16 +49,18 @@ class Beside:
             work()
             return
         read_end, write_end = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_end)
+            _die_with(parent)
             _child(work, sink, pages, write_end)
         os.close(write_end)
         self.child = (pid, read_end)
 
     def join(self) -> None:
         """Wait for the child and add what it wrote to the sink and the pages (nothing when
-        the work ran here).
+        the work ran here). Interrupted while waiting (Ctrl-C), it ends the child first.
 
         Raises:
             whatever ``work`` raised in the child; RuntimeError when it ended without a word.
@@ -63,9 +69,13 @@ class Beside:
             return
         pid, read_end = self.child
         self.child = None
-        with os.fdopen(read_end, "rb") as pipe:
-            message = pipe.read()
-        _, status = os.waitpid(pid, 0)
+        try:
+            with os.fdopen(read_end, "rb") as pipe:
+                message = pipe.read()
+            _, status = os.waitpid(pid, 0)
+        except BaseException:
+            _end(pid)
+            raise
         if not message:
             raise RuntimeError(f"the gallery page process ended without a result (wait status {status})")
         outcome = pickle.loads(message)
@@ -79,7 +89,6 @@ class Beside:
         if self.pages is not None:
             self.pages.update(outcome["pages"])
 
-
     def stop(self) -> None:
         """End the child at once (its work is not wanted: the export fails) and reap it."""
         if self.child is None:
@@ -87,11 +96,37 @@ class Beside:
         pid, read_end = self.child
         self.child = None
         os.close(read_end)
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _end(pid)
+
+
+def _end(pid: int) -> None:
+    """SIGKILL the child ``pid`` and reap it (it may have ended already)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
         os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal this process gets when its parent ends (Linux)."""
+
+
+def _die_with(parent: int) -> None:
+    """In the child: be killed when the export process ends, however it ends (kill -9, the OOM
+    killer): an orphan would go on writing into a staging folder nobody will swap in, holding
+    the site's state lock. prctl(PR_SET_PDEATHSIG) where Linux has it; a parent already gone
+    ends the child here."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's own handlers (join, stop) still end it
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def can_fork(sink: Any, runs: int) -> bool:
@@ -116,6 +151,8 @@ def _child(work: Callable[[], None], sink: Staging, pages: dict[str, str] | None
             "pages": {k: v for k, v in (pages or {}).items() if pages_before.get(k) != v},
         }
     except BaseException as err:  # noqa: BLE001 - every error goes to the parent, which raises it
+        if not isinstance(err, (BadInput, KeyboardInterrupt)):  # its traceback goes with it, as a note
+            err.add_note("in the gallery's process (exporter/page_worker.py):\n" + traceback.format_exc())
         outcome, code = err, 1
     try:
         data = pickle.dumps(outcome)

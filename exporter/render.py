@@ -39,6 +39,18 @@ def format_rate(value: Any) -> str:
     return f"{value * 100:.0f}%"
 
 
+class _TolerantBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """jinja2's FileSystemBytecodeCache, where a damaged or unreadable file is a miss (the
+    template is compiled again and the file rewritten), never an error: jinja2 checks the
+    file's magic header, then unpickles and unmarshals the rest, which a truncated file fails."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - whatever a damaged file raises (pickle, marshal, EOF, OS)
+            bucket.reset()
+
+
 def template_environment(templates_dir: Path, bytecode: Path | None = None) -> jinja2.Environment:
     """A jinja2 environment over ``templates_dir``: autoescape on for all templates, strict
     undefined; with ``bytecode`` (a folder), compiled templates are kept there between runs
@@ -47,7 +59,7 @@ def template_environment(templates_dir: Path, bytecode: Path | None = None) -> j
     if bytecode is not None:
         try:
             bytecode.mkdir(parents=True, exist_ok=True)
-            cache = jinja2.FileSystemBytecodeCache(str(bytecode))
+            cache = _TolerantBytecodeCache(str(bytecode))
         except OSError:
             cache = None
     environment = jinja2.Environment(

@@ -107,8 +107,9 @@ def foreign_files(out_dir: Path) -> list[str]:
 
 
 def recover(out_dir: Path) -> None:
-    """Clean up after an export that was killed: remove staging folders, and put a previous
-    site renamed aside back when the target is missing."""
+    """Clean up after an export that was killed: remove staging folders (not one of an export
+    still running: its process id is in the name), and put a previous site renamed aside back
+    when the target is missing."""
     parent, name = out_dir.parent, out_dir.name
     if not parent.is_dir():
         return
@@ -116,12 +117,28 @@ def recover(out_dir: Path) -> None:
         if entry.is_symlink() or not entry.is_dir():
             continue
         if entry.name.startswith(f".{name}.staging-"):
-            shutil.rmtree(entry, ignore_errors=True)
+            if not _staging_in_use(entry.name.removeprefix(f".{name}.staging-")):
+                shutil.rmtree(entry, ignore_errors=True)
         elif entry.name.startswith(f".{name}.previous-"):
             if not out_dir.exists():
                 os.rename(entry, out_dir)
             else:
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def _staging_in_use(suffix: str) -> bool:
+    """Whether the staging folder named ``<pid>-<hex>`` (``suffix``) belongs to another
+    export process still running (a second export must not delete a running one's folder)."""
+    pid = suffix.split("-", 1)[0]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
 
 
 CRASH_AT = "ALERTFORGE_CRASH_AT"

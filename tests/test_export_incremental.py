@@ -211,3 +211,58 @@ def test_an_altered_state_costs_a_read_never_a_failed_or_wrong_site(tmp_path, al
     again = export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)
     assert again["reused"] == 0 and _tree(site) == before and verify_site(site) == []
     assert export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)["reused"] == 4
+
+
+@pytest.mark.parametrize("damage", ["run entry not an object", "two folders one record"])
+def test_a_state_of_the_wrong_shape_costs_a_read_never_a_failed_site(tmp_path, damage):
+    runs = _copy_runs(tmp_path)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)
+    before = _tree(site)
+    (state_file,) = cache.glob("*/state.json")
+    state = json.loads(state_file.read_text())
+    keys = sorted(state["runs"])
+    if damage == "run entry not an object":
+        state["runs"][keys[0]] = "x"
+    else:  # every folder pointed at the first folder's record
+        for key in keys[1:]:
+            state["runs"][key] = {**state["runs"][key], "record": state["runs"][keys[0]]["record"],
+                                  "heavy": state["runs"][keys[0]]["heavy"]}
+    state_file.write_text(json.dumps(state))
+    again = export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)
+    assert again["reused"] == (3 if damage == "run entry not an object" else 1)
+    assert _tree(site) == before and verify_site(site) == []
+
+
+def test_a_cache_that_cannot_be_written_costs_time_never_a_failed_site(tmp_path):
+    """ALERTFORGE_EXPORT_CACHE naming a file (or a full disk): no record can be kept, so the
+    runs' parts stay in the export's own spool; the site is a full export's."""
+    runs = _copy_runs(tmp_path)
+    export_site([runs], tmp_path / "plain", task_index=TaskIndex([FIXTURE_TASK_ROOT]))
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    export_site([runs], tmp_path / "site", task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=blocked)
+    assert _tree(tmp_path / "site") == _tree(tmp_path / "plain")
+
+
+def test_a_second_export_leaves_a_running_exports_staging_folder(tmp_path):
+    from exporter.site_swap import recover
+
+    site = tmp_path / "site"
+    site.mkdir()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = tmp_path / f".site.staging-{sleeper.pid}-0123abcd"
+        live.mkdir()
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dead = tmp_path / f".site.staging-{gone}-4567cdef"
+        dead.mkdir()
+        recover(site)
+        assert live.is_dir(), "an export still running keeps its staging folder"
+        assert not dead.exists(), "a killed export's staging folder is removed"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    recover(site)
+    assert not live.exists()

@@ -5,6 +5,7 @@ parent's sink and state; its errors are raised in the parent; a failed export st
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -103,3 +104,70 @@ def test_past_max_runs_or_with_threads_the_work_runs_here(tmp_path, forking, mon
     Beside(lambda: ran_in.append(os.getpid()), sink, None, runs=3).join()
     assert ran_in == [os.getpid(), os.getpid()]
     sink.abort()
+
+
+SCRIPT = """
+import sys, time
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from exporter import page_worker
+from exporter.site_swap import Staging
+page_worker.threading.active_count = lambda: 1
+beside = page_worker.Beside(lambda: time.sleep(60), Staging(Path({site!r})), None, 3)
+print(beside.child[0], flush=True)
+if sys.argv[1] == "join":
+    try:
+        beside.join()
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+time.sleep(60)
+"""
+
+
+def _gone(pid: int, within: float = 20.0) -> bool:
+    """Whether process ``pid`` ends (or is a zombie nobody reaped) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", ["parent killed", "join interrupted"])
+def test_the_child_never_outlives_its_export(tmp_path, how):
+    """kill -9 of the export process alone (the OOM killer, systemd) or Ctrl-C while it waits
+    in join: the child ends too, never left writing into a staging folder nobody swaps in."""
+    script = SCRIPT.format(root=str(ROOT), site=str(tmp_path / "site"))
+    mode = "join" if how == "join interrupted" else "sleep"
+    process = subprocess.Popen([sys.executable, "-c", script, mode], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(process.stdout.readline())
+        assert not _gone(child, within=0.3), "the child runs its work"
+        if how == "parent killed":
+            process.kill()
+        else:
+            process.send_signal(signal.SIGINT)
+            assert process.stdout.readline().strip() == "interrupted"
+        assert _gone(child), "the child ended with its export"
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_damaged_template_bytecode_cache_is_compiled_again(tmp_path):
+    from contract.paths import SITE_DIR
+    from exporter.render import template_environment
+
+    bytecode = tmp_path / "templates"
+    first = template_environment(SITE_DIR / "templates", bytecode).get_template("_pass_at.html")
+    assert list(bytecode.iterdir())
+    for cached in bytecode.iterdir():
+        cached.write_bytes(cached.read_bytes()[:20])  # the magic header survives, the rest does not
+    again = template_environment(SITE_DIR / "templates", bytecode).get_template("_pass_at.html")
+    row = {"pass_at": {"1": 0.5, "2": 0.75}}
+    assert again.render(row=row) == first.render(row=row)

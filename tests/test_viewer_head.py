@@ -340,5 +340,9 @@ def test_page_assets_are_kept_in_the_export_cache_and_made_again_when_a_source_c
     changed = bundle.page_assets(static, cache)
     assert b"added-by-the-test" in changed["static/app.css"]
     assert len(list(cache.glob("*.json"))) == 1, "only the current set is kept"
-    next(cache.glob("*.json")).write_bytes(b"{not json")
-    assert bundle.page_assets(static, cache) == changed, "a damaged cache file is made again"
+    kept = next(cache.glob("*.json"))
+    good = kept.read_bytes()
+    for damage in (b"{not json", b"{}", b"[1]", b'{"sha256": "x", "files": {}}',
+                   good.replace(b"function", b"fUnction", 1)):  # same length, another text
+        kept.write_bytes(damage)
+        assert bundle.page_assets(static, cache) == changed, f"a damaged cache file ({damage[:20]!r}) is made again"
