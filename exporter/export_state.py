@@ -5,7 +5,8 @@ files (:func:`key_of`, the key ``alertforge view`` uses too). Its *record* (buil
 :mod:`exporter.export_runs`) holds what the site's shared files need from the run: its summary
 row, task, the paths and sha256 of its own files, and by sha256 its heavy parts (head parts,
 gallery entries, search tokens), each stored as a record of its own so a reused run's are
-read only when needed; only masked text, never a secret. Records are stored by their sha256
+read only when needed; only masked text, never a secret. The stored record names its folder
+(the sha256 of its real path): a state giving a folder another's record has it read again. Records are stored by their sha256
 under the state folder of the site (``records/<sha256>.json``, never rewritten); ``state.json`` maps each run folder
 (by the sha256 of its real path) to its key's digest and record, and says which site it
 describes: the sha256 of that site's ``site-manifest.json``.
