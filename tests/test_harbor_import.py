@@ -327,3 +327,21 @@ def test_a_trial_named_in_bytes_that_are_not_utf8_is_skipped_and_a_broken_result
     row = next(r for r in summary["imported"] if r["path"] == str(trials[1]))
     notes = read_json(tmp_path / "runs" / row["run_id"] / "run.json")["notes"]
     assert any(note.startswith("result.json is not valid JSON") for note in notes), notes
+
+
+def test_a_trial_without_a_trajectory_names_its_model_as_the_jobs_other_trials(imported):
+    """The errored trial has only result.json: its model is config.agent.model_name
+    (``openai/gpt-4o``), as the others' trajectories say, not agent_info's bare ``gpt-4o``
+    (the home page's model filter and pass@k split one model in two)."""
+    out, _ = imported
+    models = {trial: _run(out, trial)[0]["model"] for trial in (EXACT, SED, NO_TRAJECTORY)}
+    assert models == dict.fromkeys((EXACT, SED, NO_TRAJECTORY), "openai/gpt-4o")
+
+
+def test_agent_info_alone_names_the_model_provider_slash_name():
+    from recorder.importers.harbor.importer import _agent
+    from recorder.importers.harbor.trials import Trial
+
+    trial = Trial(Path("job/t1"), "job", "t1",
+                  result={"agent_info": {"name": "t", "model_info": {"name": "gpt-4o", "provider": "openai"}}})
+    assert _agent(trial).model == "openai/gpt-4o"

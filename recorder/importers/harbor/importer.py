@@ -95,12 +95,20 @@ class AgentFacts:
 
 
 def _agent(trial: Trial) -> AgentFacts:
-    """The agent, from the trajectory's agent block, else Harbor's agent_info and config."""
+    """The agent, from the trajectory's agent block, else Harbor's config and agent_info.
+
+    The model is named as the job configured it (``config.agent.model_name``, Harbor's
+    ``provider/name``, as agents write it in their trajectory) before agent_info's
+    ``model_info`` (``provider`` and ``name`` joined the same way): a trial that errored before
+    writing a trajectory is then counted with the job's other trials, not as another model."""
     agent_block = _obj(_obj(trial.trajectory).get("agent"))
     result = _obj(trial.result)
     agent_info = _obj(result.get("agent_info"))
-    model = agent_block.get("model_name") or _obj(agent_info.get("model_info")).get("name") or \
-        _obj(_obj(result.get("config")).get("agent")).get("model_name")
+    model_info = _obj(agent_info.get("model_info"))
+    named = model_info.get("name")
+    if isinstance(named, str) and isinstance(model_info.get("provider"), str) and "/" not in named:
+        named = f"{model_info['provider']}/{named}"
+    model = agent_block.get("model_name") or _obj(_obj(result.get("config")).get("agent")).get("model_name") or named
     return AgentFacts(
         name=str(agent_block.get("name") or agent_info.get("name") or "unknown-agent"),
         version=str(agent_block.get("version") or agent_info.get("version") or "unknown"),
