@@ -22,7 +22,7 @@ def add_import_episodes(sub) -> None:
     episodes = sub.add_parser("import-episodes",
                               help="recorded action-episode transcripts (ARIA) into runs")
     episodes.add_argument("files", nargs="+", help="transcript JSON files, or folders of them")
-    episodes.add_argument("--out", default="runs")
+    episodes.add_argument("--out", default="runs", help="folder the run folders go into (default: runs)")
     episodes.set_defaults(func=import_episodes_command)
 
 
@@ -42,7 +42,7 @@ def add_import_harbor(sub) -> None:
                             "runs, re-graded step by step")
     harbor.add_argument("jobs", nargs="+", metavar="JOB_DIR",
                         help="job folders, trial folders or ATIF trajectory files")
-    harbor.add_argument("--out", default="runs")
+    harbor.add_argument("--out", default="runs", help="folder the run folders go into (default: runs)")
     add_tasks_option(harbor, help="tasks folder to match trials against (default: bundled tasks/)")
     add_engine_option(harbor)
     harbor.set_defaults(func=import_harbor_command)

@@ -96,7 +96,7 @@ def print_engine_summary(chosen) -> None:
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """The options of every command that records one run: seed, out, fresh, step budget."""
     parser.add_argument("--seed", type=seed, default=0)
-    parser.add_argument("--out", default="runs")
+    parser.add_argument("--out", default="runs", help="folder the run folders go into (default: runs)")
     parser.add_argument("--fresh", action="store_true", help="discard a previous run of the same id")
     parser.add_argument("--max-steps", type=int, default=60, help="agent steps at most")
 

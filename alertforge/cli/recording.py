@@ -141,7 +141,7 @@ def add_record_reference(sub) -> None:
     """``record-reference``: the reference policies (and mutants) on every task."""
     ref = sub.add_parser("record-reference", help="record the reference policies on every task")
     add_tasks_option(ref)
-    ref.add_argument("--out", default="runs")
+    ref.add_argument("--out", default="runs", help="folder the run folders go into (default: runs)")
     add_jobs_option(ref)
     add_engine_option(ref)
     ref.add_argument("--policies", default="oracle,nop,partial",

@@ -124,7 +124,7 @@ def add_publish(sub) -> None:
     publish.add_argument("--space", required=True, metavar="ORG/NAME")
     publish.add_argument("--site", default=str(SPACE_DIR), help="the built site (default: space/)")
     publish.add_argument("--dry-run", action="store_true",
-                         help="list files and sizes and write listing.json, upload nothing")
+                         help="list the files and sizes that would be uploaded; upload and write nothing")
     publish.add_argument("--with-media", action="store_true",
                          help="upload the site's images and audio (data/media/) too: their pixels "
                          "and sound cannot be checked for secrets, so look at them first")
@@ -177,13 +177,16 @@ def add_demo(sub) -> None:
     """``demo``: reference runs, ARIA examples and the real model runs of examples/llm-runs/,
     exported into space/ and served."""
     demo = sub.add_parser("demo", help="record reference runs, export them into space/, serve")
-    demo.add_argument("--no-serve", action="store_true")
+    demo.add_argument("--no-serve", action="store_true",
+                      help="record and export, print the time taken and exit instead of serving")
     demo.add_argument("--port", type=int, default=None,
                       help="port to serve on (0: any free one); by default 8000 or the next free port, "
                            "said when it moves; a --port that is taken is refused before anything is recorded")
     add_tasks_option(demo)
-    demo.add_argument("--runs", default=str(SPACE_DIR.parent / "runs"))
-    demo.add_argument("--out", default=str(SPACE_DIR))
+    demo.add_argument("--runs", default=str(SPACE_DIR.parent / "runs"),
+                      help="where the runs are recorded (default: runs/ in the checkout; runs already "
+                           "there are reused)")
+    demo.add_argument("--out", default=str(SPACE_DIR), help="the site folder (default: space/ in the checkout)")
     add_jobs_option(demo)
     demo.set_defaults(func=demo_command)
 
