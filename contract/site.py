@@ -181,10 +181,12 @@ class RunRow(Strict):
 
 
 class LeaderboardRow(Strict):
-    """Per policy: runs counted, mean reward and solved rate (6 decimals), the mean's 95% t
-    interval and pass@k averaged over the policy's tasks with several attempts
+    """Per run kind and policy: runs counted, mean reward and solved rate (6 decimals), the
+    mean's 95% t interval and pass@k averaged over the policy's tasks with several attempts
     (exporter.attempts)."""
 
+    kind: str = "alerting"
+    """``alerting`` or ``episode``: the two kinds' rewards are not on one scale."""
     policy: str
     runs: int
     mean_reward: float

@@ -86,11 +86,13 @@ def attempt_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def policy_attempts(summaries: list[dict[str, Any]], attempts: list[dict[str, Any]],
                     policy: str) -> dict[str, Any]:
     """A leaderboard row's ``ci_low``/``ci_high`` (the t interval of the policy's mean
-    reward over its runs) and ``pass_at`` (per k, the mean over the tasks of the policy's
-    attempt groups that have at least k attempts; Harbor averages pass@k over tasks so)."""
+    reward over its runs, ``summaries``) and ``pass_at`` (per k, the mean over the tasks of the
+    policy's attempt groups on those runs' tasks that have at least k attempts; Harbor averages
+    pass@k over tasks so)."""
     rewards = [float(s["reward"]) for s in summaries]
     _, low, high = mean_interval(rewards) if rewards else (None, None, None)
-    mine = [a for a in attempts if a["agent"] == policy]
+    tasks = {s["task_id"] for s in summaries}  # the row's own runs' tasks: one run kind's
+    mine = [a for a in attempts if a["agent"] == policy and a["task_id"] in tasks]
     by_k: dict[str, list[float]] = defaultdict(list)
     for group in mine:
         for k, value in group["pass_at"].items():

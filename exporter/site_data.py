@@ -316,37 +316,40 @@ def home_document(
 
 
 def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) -> list[dict[str, Any]]:
-    """Per policy ``{policy, runs, mean_reward, solved_rate, ci_low, ci_high, pass_at}`` (6
-    decimals), best mean first; the interval and pass@k are :func:`exporter.attempts.policy_attempts`'s.
+    """Per run kind and policy ``{kind, policy, runs, mean_reward, solved_rate, ci_low, ci_high,
+    pass_at}`` (6 decimals): alerting runs first, then episodes (their rewards are not on one
+    scale: the grader's progress against the environment's score), each best mean first; the
+    interval and pass@k are :func:`exporter.attempts.policy_attempts`'s.
 
     Only complete runs count unless ``complete_only`` is False (a failed or interrupted run's
     reward is where it stopped, not a result). A run with no reward (``reward`` None) counts in
     ``no_reward`` only; a policy with no rewarded run has no row. Ties are broken by policy
     name; a missing policy counts as the string "unknown".
     """
-    by_policy: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    unrewarded: dict[str, int] = defaultdict(int)
+    by_policy: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    unrewarded: dict[tuple[str, str], int] = defaultdict(int)
     for summary in summaries:
         if complete_only and summary.get("status", "complete") != "complete":
             continue
-        policy = str(summary["policy"] or "unknown")
+        key = (str(summary.get("kind") or "alerting"), str(summary["policy"] or "unknown"))
         if summary["reward"] is None:
-            unrewarded[policy] += 1
+            unrewarded[key] += 1
         else:
-            by_policy[policy].append(summary)
+            by_policy[key].append(summary)
     attempts = attempt_rows(summaries)
     rows = [
         {
+            "kind": kind,
             "policy": policy,
             "runs": len(rows),
             "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 6),
             "solved_rate": round(sum(1 for r in rows if r["solved"]) / len(rows), 6),
             **policy_attempts(rows, attempts, policy),
-            "no_reward": unrewarded[policy],
+            "no_reward": unrewarded[(kind, policy)],
         }
-        for policy, rows in by_policy.items()
+        for (kind, policy), rows in by_policy.items()
     ]
-    return sorted(rows, key=lambda row: (-row["mean_reward"], row["policy"]))
+    return sorted(rows, key=lambda row: (row["kind"] != "alerting", row["kind"], -row["mean_reward"], row["policy"]))
 
 
 def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) -> dict[str, Any]:

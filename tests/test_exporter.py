@@ -139,6 +139,7 @@ def test_index_matches_contract_and_run_files(exported):
         assert row["policy"] == run_json["policy"]
     by_policy = {row["policy"]: row for row in index["leaderboard"]}
     assert by_policy["oracle"] == {
+        "kind": "alerting",
         "policy": "oracle",
         "runs": 1,
         "mean_reward": 1.0,
@@ -586,3 +587,20 @@ def test_an_index_past_the_file_cap_points_to_the_run_list_shards(exported, tmp_
     assert runs == 4 and b"fixture-oracle-s1" in html
     with pytest.raises(ValueError, match="exactly one of runs and run_shards"):
         SiteIndex.model_validate({**index, "runs": whole["runs"]})
+
+
+def test_the_leaderboard_keeps_each_run_kind_apart():
+    """An alerting run's reward (the grader's progress) and an episode's (the environment's
+    score) are not on one scale: the same policy gets a row per kind, alerting rows first, and
+    pass@k counts only that kind's tasks."""
+    from exporter.site_data import leaderboard
+
+    def run(kind, task, reward):
+        return {"kind": kind, "task_id": task, "policy": "llm", "reward": reward, "solved": reward >= 1,
+                "status": "complete", "model": "m"}
+
+    rows = leaderboard([run("episode", "aria-easy", 0.9), run("episode", "aria-easy", 0.7),
+                        run("alerting", "af-001", 0.2), run("alerting", "af-001", 1.0)])
+    assert [(row["kind"], row["policy"], row["runs"]) for row in rows] == [("alerting", "llm", 2), ("episode", "llm", 2)]
+    assert rows[0]["mean_reward"] == 0.6 and rows[1]["mean_reward"] == 0.8
+    assert rows[0]["pass_at"] == {"1": 0.5, "2": 1.0} and rows[1]["pass_at"] == {"1": 0.0, "2": 0.0}

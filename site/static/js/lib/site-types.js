@@ -52,10 +52,11 @@
  */
 
 /**
- * Per policy: runs counted, mean reward and solved rate (6 decimals), the mean's 95% t interval and pass@k averaged over the policy's tasks with several attempts (exporter.attempts).
+ * Per run kind and policy: runs counted, mean reward and solved rate (6 decimals), the mean's 95% t interval and pass@k averaged over the policy's tasks with several attempts (exporter.attempts).
  * @typedef {Object} LeaderboardRow
  * @property {(number|null)} [ci_high]
  * @property {(number|null)} [ci_low]
+ * @property {string} [kind]
  * @property {number} mean_reward
  * @property {number} [no_reward]
  * @property {Object<string, number>} [pass_at]
