@@ -45,20 +45,47 @@ DETECT_SECRETS_NEEDLES = {
 
 
 def detect_secrets_formats() -> list[SecretPattern]:
-    """The regex detectors of detect-secrets (:data:`exporter.secret_denylists.DETECTORS`: its
-    keyword, entropy and public-IP ones excluded, those are covered by the field and entropy
-    rules here, and an IP is not a secret), their denylists kept in the export cache
-    (:func:`exporter.secret_denylists.denylists`)."""
-    from exporter.export_state import state_root
-    from exporter.secret_denylists import denylists
+    """The regex detectors of detect-secrets (keyword, entropy and public-IP ones excluded:
+    those are covered by the field and entropy rules here, and an IP is not a secret)."""
+    from detect_secrets.plugins import (
+        artifactory,
+        aws,
+        azure_storage_key,
+        discord,
+        github_token,
+        gitlab_token,
+        ibm_cos_hmac,
+        jwt,
+        mailchimp,
+        npm,
+        openai,
+        pypi_token,
+        sendgrid,
+        slack,
+        square_oauth,
+        stripe,
+        telegram_token,
+        twilio,
+    )
 
+    detectors = [
+        artifactory.ArtifactoryDetector, aws.AWSKeyDetector, azure_storage_key.AzureStorageKeyDetector,
+        discord.DiscordBotTokenDetector, github_token.GitHubTokenDetector,
+        gitlab_token.GitLabTokenDetector, ibm_cos_hmac.IbmCosHmacDetector, jwt.JwtTokenDetector,
+        mailchimp.MailchimpDetector, npm.NpmDetector, openai.OpenAIDetector,
+        pypi_token.PypiTokenDetector, sendgrid.SendGridDetector, slack.SlackDetector,
+        square_oauth.SquareOAuthDetector, stripe.StripeDetector,
+        telegram_token.TelegramBotTokenDetector, twilio.TwilioKeyDetector,
+    ]
     patterns = []
-    for secret_type, pattern, flags in denylists(state_root()):
-        kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
-        regex = re.compile(DETECT_SECRETS_LINEAR.get(pattern, pattern), flags)
-        # a detector's groups mark the secret inside its context (AWS secret keys after
-        # aws_secret...=); without groups the whole match is the secret
-        patterns.append(SecretPattern(kind, regex, 1 if regex.groups else 0, DETECT_SECRETS_NEEDLES.get(kind, ())))
+    for detector in detectors:
+        kind = re.sub(r"[^a-z0-9]+", "-", detector.secret_type.lower()).strip("-")
+        for regex in detector.denylist:
+            regex = re.compile(DETECT_SECRETS_LINEAR.get(regex.pattern, regex.pattern), regex.flags)
+            # a detector's groups mark the secret inside its context (AWS secret keys after
+            # aws_secret...=); without groups the whole match is the secret
+            patterns.append(SecretPattern(kind, regex, 1 if regex.groups else 0,
+                                          DETECT_SECRETS_NEEDLES.get(kind, ())))
     return patterns
 
 
