@@ -36,7 +36,13 @@ from exporter.gallery_episodes import outcome_gallery_from_records, penalty_gall
 from exporter.harbor_jobs import job_rows
 from exporter.page_worker import Beside
 from exporter.redact import Redactor
-from exporter.render import FOOTER_FIELDS, render_gallery_pages, render_pages, templates_digest
+from exporter.render import (
+    FOOTER_FIELDS,
+    page_environment,
+    render_gallery_pages,
+    render_pages,
+    templates_digest,
+)
 from exporter.run_folders import RunFolder
 from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
@@ -248,7 +254,8 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
     reuse = _page_reuse(site_dir, context)
 
     def gallery_pages() -> None:  # from the records' gallery parts alone: beside the rest
-        for relative, data in render_gallery_pages(site_dir / "templates", _gallery(entries), footer, reuse, bytecode):
+        environment = page_environment(site_dir / "templates", bytecode)
+        for relative, data in render_gallery_pages(site_dir / "templates", _gallery(entries), footer, reuse, environment):
             context.sink.write(relative, data)
 
     beside = Beside(gallery_pages, context.sink, context.saved.pages if context.saved is not None else None,

@@ -17,8 +17,6 @@ Otherwise the work runs here, at once, and ``join`` has nothing to wait for.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import pickle
 import signal
@@ -28,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contract.errors import BadInput
+from contract.processes import die_with_parent
 from exporter.site_swap import Staging
 
 MAX_RUNS = 20_000
@@ -53,7 +52,7 @@ class Beside:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_end)
-            _die_with(parent)
+            die_with_parent(parent)  # killed with the export (kill -9, the OOM killer): never an orphan
             _child(work, sink, pages, write_end)
         os.close(write_end)
         self.child = (pid, read_end)
@@ -109,24 +108,6 @@ def _end(pid: int) -> None:
         os.waitpid(pid, 0)
     except ChildProcessError:
         pass
-
-
-PR_SET_PDEATHSIG = 1
-"""prctl(2) option: the signal this process gets when its parent ends (Linux)."""
-
-
-def _die_with(parent: int) -> None:
-    """In the child: be killed when the export process ends, however it ends (kill -9, the OOM
-    killer): an orphan would go on writing into a staging folder nobody will swap in, holding
-    the site's state lock. prctl(PR_SET_PDEATHSIG) where Linux has it; a parent already gone
-    ends the child here."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # not Linux: the parent's own handlers (join, stop) still end it
-    if os.getppid() != parent:
-        os._exit(1)
 
 
 def can_fork(sink: Any, runs: int) -> bool:

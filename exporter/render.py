@@ -182,46 +182,26 @@ def render_pages(
 
 def render_gallery_pages(
     templates_dir: Path, gallery: dict[str, Any], footer: dict[str, Any],
-    reuse: Callable[[str, dict[str, Any]], bool] | None = None,
-    environment: jinja2.Environment | Path | None = None,
+    reuse: Callable[[str, dict[str, Any]], bool] | None, environment: jinja2.Environment,
 ) -> Iterator[tuple[str, bytes]]:
-    """The failure gallery's pages as ``(relative path, UTF-8 bytes)``: ``gallery/index.html``
-    and :func:`render_kind_pages`, rendered from ``gallery`` and ``footer`` (the index's
-    :data:`FOOTER_FIELDS`, all these pages show of it) alone. ``environment``: as
-    :func:`render_kind_pages`'.
-
-    Raises:
-        BadInput: the templates folder is missing or a template cannot be loaded or rendered.
-    """
-    if not isinstance(environment, jinja2.Environment):
-        environment = page_environment(templates_dir, environment)
-    yield "gallery/index.html", _render(
-        environment, templates_dir, "gallery_index.html",
-        index=footer, page="gallery/index.html", root="../", gallery=gallery,
-    )
-    yield from render_kind_pages(templates_dir, gallery, footer, reuse, environment)
-
-
-def render_kind_pages(
-    templates_dir: Path, gallery: dict[str, Any], footer: dict[str, Any],
-    reuse: Callable[[str, dict[str, Any]], bool] | None = None,
-    environment: jinja2.Environment | Path | None = None,
-) -> Iterator[tuple[str, bytes]]:
-    """Each failure kind's page of ``gallery`` as ``(relative path, UTF-8 bytes)``:
+    """The failure gallery's pages as ``(relative path, UTF-8 bytes)``, rendered from
+    ``gallery`` and ``footer`` (the index's :data:`FOOTER_FIELDS`, all these pages show of it)
+    alone with ``environment`` (:func:`page_environment`): ``gallery/index.html``, then
     ``gallery/<axis>-<slug>.html`` (split into ``.p<n>.html`` parts past
     :data:`exporter.gallery.EXAMPLES_PER_PAGE` examples) per family, kind and cause, and per
     penalty kind and outcome of episode runs (``gallery["penalties"]``, ``gallery["outcomes"]``,
     :mod:`exporter.gallery_episodes`), with ``root = "../"`` so their links reach the site's
-    top. A page is rendered from its part (:func:`exporter.gallery.paginate`) and ``footer``
-    (the index's :data:`FOOTER_FIELDS`) alone, so ``reuse(file, part)`` (an incremental
-    export) may answer True to leave it out: the caller has it already. ``environment``: a
-    :func:`page_environment`, or the bytecode folder to make one with (None: none).
+    top. A kind's page is rendered from its part (:func:`exporter.gallery.paginate`) and
+    ``footer``, so ``reuse(file, part)`` (an incremental export) may answer True to leave it
+    out: the caller has it already.
 
     Raises:
-        BadInput: the templates folder is missing or a template cannot be loaded or rendered.
+        BadInput: a template cannot be loaded or rendered.
     """
-    if not isinstance(environment, jinja2.Environment):
-        environment = page_environment(templates_dir, environment)
+    yield "gallery/index.html", _render(
+        environment, templates_dir, "gallery_index.html",
+        index=footer, page="gallery/index.html", root="../", gallery=gallery,
+    )
     kinds = [*gallery["families"], *gallery["kinds"], *(gallery.get("causes") or []),
              *(gallery.get("penalties") or []), *(gallery.get("outcomes") or [])]
     for gallery_page in [part for kind in kinds for part in paginate(kind)]:
