@@ -306,9 +306,11 @@ def test_a_large_catalog_draws_the_heads_checks_first_and_the_rest_in_the_task_f
     ready = items.evaluate_all("(items) => items.map((li) => li.dataset.checkId)")
     assert ready == [check_id for check_id in in_panel_order if check_id in set(ready)]
     for _ in range(len(in_panel_order)):  # scrolled down, every row is drawn, in the panel's order
-        if page.locator("#checks-panel li.check-more").count() == 0:
+        # found and scrolled in one step: a placeholder counted first could be drawn (and gone)
+        # before a second call reached it
+        if not page.evaluate("() => { const more = document.querySelector('#checks-panel li.check-more');"
+                             " if (!more) return false; more.scrollIntoView({block: 'nearest'}); return true; }"):
             break
-        page.locator("#checks-panel li.check-more").first.scroll_into_view_if_needed()
         page.wait_for_timeout(50)
     assert items.evaluate_all("(items) => items.map((li) => li.dataset.checkId)") == in_panel_order
     assert page.locator("#checks-panel section.check-group").evaluate_all(
