@@ -19,6 +19,8 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from contract.site import RunRow
+
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
          9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
          16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074,
@@ -57,9 +59,9 @@ def mean_interval(values: list[float]) -> tuple[float, float | None, float | Non
     return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
-def _row(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    n, c = len(rows), sum(1 for r in rows if r["solved"])
-    mean, low, high = mean_interval([float(r["reward"]) for r in rows])
+def _row(rows: list[RunRow]) -> dict[str, Any]:
+    n, c = len(rows), sum(1 for r in rows if r.solved)
+    mean, low, high = mean_interval([float(r.reward) for r in rows])
     return {"attempts": n, "solved": c,
             "pass_at": {str(k): round(pass_at_k(n, c, k), 6) for k in range(1, n + 1)},
             "mean_reward": round(mean, 6),
@@ -67,31 +69,31 @@ def _row(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "ci_high": None if high is None else round(high, 6)}
 
 
-def attempt_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def attempt_rows(summaries: list[RunRow]) -> list[dict[str, Any]]:
     """Per task and agent/model with at least two complete runs with a reward: ``{task_id, agent, model,
     attempts, solved, pass_at: {k: value} for k in 1..attempts, mean_reward, ci_low,
     ci_high}`` (6 decimals), sorted by task, agent, model. ``agent`` is the run's policy (an
     imported trial's policy is its agent's name), else its agent's name, so that the rows
     line up with the leaderboard's."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[RunRow]] = defaultdict(list)
     for summary in summaries:
-        if summary.get("status", "complete") != "complete" or summary.get("reward") is None:
+        if summary.status != "complete" or summary.reward is None:
             continue  # a run that stopped, or one with no reward, is no attempt's result
-        agent = str(summary.get("policy") or summary.get("agent") or "unknown")
-        groups[(summary["task_id"], agent, str(summary.get("model") or ""))].append(summary)
+        agent = str(summary.policy or summary.agent or "unknown")
+        groups[(summary.task_id, agent, str(summary.model or ""))].append(summary)
     return [{"task_id": task, "agent": agent, "model": model or None, **_row(rows)}
             for (task, agent, model), rows in sorted(groups.items()) if len(rows) >= 2]
 
 
-def policy_attempts(summaries: list[dict[str, Any]], attempts: list[dict[str, Any]],
+def policy_attempts(summaries: list[RunRow], attempts: list[dict[str, Any]],
                     policy: str) -> dict[str, Any]:
     """A leaderboard row's ``ci_low``/``ci_high`` (the t interval of the policy's mean
     reward over its runs, ``summaries``) and ``pass_at`` (per k, the mean over the tasks of the
     policy's attempt groups on those runs' tasks that have at least k attempts; Harbor averages
     pass@k over tasks so)."""
-    rewards = [float(s["reward"]) for s in summaries]
+    rewards = [float(s.reward) for s in summaries]
     _, low, high = mean_interval(rewards) if rewards else (None, None, None)
-    tasks = {s["task_id"] for s in summaries}  # the row's own runs' tasks: one run kind's
+    tasks = {s.task_id for s in summaries}  # the row's own runs' tasks: one run kind's
     mine = [a for a in attempts if a["agent"] == policy and a["task_id"] in tasks]
     by_k: dict[str, list[float]] = defaultdict(list)
     for group in mine:

@@ -41,6 +41,7 @@ from exporter.export_state import ExportState, options_digest, task_world
 from exporter.redact import Redactor
 from exporter.renaming import Renaming
 from exporter.run_folders import find_run_folders
+from exporter.run_record import RunRecord
 from exporter.site_data import GENERATED_BY
 from exporter.site_swap import Staging, crash_point
 from exporter.task_folder import TaskInfo
@@ -121,7 +122,7 @@ def _build(run_dirs: list[Path], site_dir: Path, context: ExportContext, skipped
         context.spool.close()
     if redactor is not None and start is not None:
         restore_counts(redactor, start, entries)
-    renamed = {old: new for entry in entries for old, new in entry.record["renamed"].items()}
+    renamed = {old: new for entry in entries for old, new in entry.record.renamed.items()}
     return Built(len(entries), tasks, sorted(renamed.values()), sum(entry.reused for entry in entries))
 
 
@@ -141,14 +142,14 @@ def _collect_runs(folders: list[Path], context: ExportContext) -> list[RunEntry]
             key = folder_key(folder) if context.saved is not None else None
             entry = reused_entry(folder, key, context) if key is not None else None
             if entry is None and remote is not None:
-                entries.update((done.record["run_id"], done) for done in remote.submit(folder, key))
+                entries.update((done.record.run_id, done) for done in remote.submit(folder, key))
             elif entry is None:
                 entry = read_entry(folder, context, key)
             if entry is not None:
-                entries[entry.record["run_id"]] = entry
+                entries[entry.record.run_id] = entry
             crash_point(f"export:run:{number}")
         if remote is not None:
-            entries.update((done.record["run_id"], done) for done in remote.finish())
+            entries.update((done.record.run_id, done) for done in remote.finish())
     return [entries[run_id] for run_id in sorted(entries)]
 
 
@@ -187,7 +188,7 @@ class RemoteRuns:
     def _keep_oldest(self) -> RunEntry:
         folder, key, job = self.pending.popleft()
         made = job.result()
-        made.task = self.tasks.setdefault(orjson.loads(made.record)["task"]["digest"], made.task)
+        made.task = self.tasks.setdefault(RunRecord.from_json(orjson.loads(made.record)).task.digest, made.task)
         return keep_run(folder, made, self.context, key)
 
 

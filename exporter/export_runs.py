@@ -1,10 +1,10 @@
 """One run of a site export: read, masked and made into its own files and a record, or reused.
 
 A run read in this export (:func:`read_entry`) has its own files (``data/runs/<id>.json``, its
-long texts, its media) put in the site being built at once and leaves a *record*: JSON values
-holding what the site's shared files need from it (``run_id``, ``summary`` row, search
-``tokens``, ``gallery`` entries, ``head`` parts, ``task``, ``job``, ``legacy_id``, ``files``
-``{path: sha256}``, ``renamed`` ids, ``redaction`` counts). A run whose folder key, task
+long texts, its media) put in the site being built at once and leaves a *record*
+(exporter.run_record.RunRecord: its run row, task, Harbor job parts, legacy id, renamed ids
+and masking counts) and its heavy parts (search ``tokens``, ``gallery`` entries, ``head``
+parts, and ``files`` ``{path: sha256}``), kept as JSON bytes between uses. A run whose folder key, task
 folders and files match the previous export's (:mod:`exporter.export_state`) is reused
 (:func:`reused_entry`): its files are hard-linked from the current site and its record read
 back, so it is neither read nor masked again. Full and incremental exports build the shared
@@ -37,6 +37,14 @@ from exporter.redact import Redactor
 from exporter.renaming import Renaming
 from exporter.run_folders import RunFolder, read_run_folder
 from exporter.run_index import run_tokens
+from exporter.run_record import (
+    BadRecord,
+    HarborTrial,
+    MaskCounts,
+    RecordTask,
+    RedactionCounts,
+    RunRecord,
+)
 from exporter.site_data import (
     head_parts,
     run_document,
@@ -208,13 +216,17 @@ class RunEntry:
     """Each of :data:`HEAVY_PARTS` -> where ``store`` keeps it."""
 
     @property
-    def record(self) -> dict[str, Any]:
-        """The record (a new dict at each use: changing it changes nothing kept)."""
-        return orjson.loads(self.light)
+    def record(self) -> RunRecord:
+        """The record (exporter.run_record.RunRecord), parsed from :attr:`light` at each use.
+
+        Raises:
+            BadRecord: ``light`` is not a record's JSON (never for what this export wrote).
+        """
+        return RunRecord.from_json(orjson.loads(self.light))
 
     def part(self, name: str) -> Any:
         """The record's part ``name`` (one of :data:`HEAVY_PARTS`), read back from the store."""
-        return self.store.get(self.heavy[name]) if self.store is not None else self.record[name]
+        return self.store.get(self.heavy[name]) if self.store is not None else orjson.loads(self.light)[name]
 
 
 def check_sizes(files: dict[str, bytes]) -> None:
@@ -328,24 +340,25 @@ def make_run(read: MaskedRun, renaming: Renaming | None, with_media: bool, task_
     document, files = run_files(run, steps, _atif_fields(run, media))
     files.update(media.files)
     check_sizes(files)
-    summary = run_summary(document, task)
     agent = run.run.get("agent")
-    summary["agent"] = agent.get("name") if isinstance(agent, dict) else None
+    summary = run_summary(document, task, agent.get("name") if isinstance(agent, dict) else None)
     full = {**document, "steps": steps}
     episode = document["kind"] == "episode"
     digest, _, _ = (task_parts or task_parts_of)(task)
-    record = {
-        "run_id": run.run_id, "summary": summary, "tokens": run_tokens(steps),
+    legacy = run.run.get("legacy_id")
+    record = RunRecord(
+        run.run_id, summary, RecordTask(task.id, task.workflow, task.tier, task.title, task.from_folder, digest),
+        HarborTrial.of_run(run.run), legacy if isinstance(legacy, str) else None, dict(read.renamed),
+        _redaction(renaming, before, read))
+    heavy = {
+        "tokens": run_tokens(steps), "head": head_parts(document),
         "files": {relative: hashlib.sha256(data).hexdigest() for relative, data in files.items()},
-        "head": head_parts(document), "legacy_id": run.run.get("legacy_id"), "renamed": read.renamed,
         "gallery": {"checks": run_check_pages(full, task, steps),
                     "penalties": run_penalty_pages(full) if episode else None,
                     "outcomes": run_outcome_pages(full) if episode else None},
-        "job": _job(run), "redaction": _redaction(renaming, before, read),
-        "task": {"id": task.id, "workflow": task.workflow, "tier": task.tier, "title": task.title,
-                 "from_folder": task.from_folder, "digest": digest},
     }
-    return MadeRun(files, orjson.dumps(record, option=orjson.OPT_SORT_KEYS), task, read.raw_run_id, read.raw_task_id)
+    return MadeRun(files, orjson.dumps({**record.to_json(), **heavy}, option=orjson.OPT_SORT_KEYS), task,
+                   read.raw_run_id, read.raw_task_id)
 
 
 def make_run_on_worker(read: MaskedRun, redactor: Redactor | None, with_media: bool) -> MadeRun:
@@ -365,7 +378,7 @@ def keep_run(folder: Path, made: MadeRun, context: ExportContext, key: str | Non
         BadInput: another run folder of this export has the same run_id (names run.json).
     """
     record = orjson.loads(made.record)
-    context.claim(record["run_id"], folder)
+    context.claim(RunRecord.from_json(record).run_id, folder)
     for relative, data in made.files.items():
         context.sink.write(relative, data)
     parts = {name: record.pop(name) for name in HEAVY_PARTS}
@@ -405,17 +418,9 @@ def read_entry(folder: Path, context: ExportContext, key: str | None = None) -> 
     return keep_run(folder, made, context, key)
 
 
-def _job(run: RunFolder) -> dict[str, Any] | None:
-    """What :func:`exporter.harbor_jobs.job_rows` reads of a run (its run.json ``harbor`` and
-    ``regrade``), None for a run not imported from Harbor."""
-    if not isinstance(run.run.get("harbor"), dict):
-        return None
-    return {key: run.run[key] for key in ("harbor", "regrade") if key in run.run}
-
-
-def _redaction(renaming: Renaming | None, before: tuple[int, Counter], read: MaskedRun) -> dict[str, Any] | None:
-    """The run's masking counts: ``{run: [strings, {kind: matches}], task: [...], task_as}``
-    (``task_as`` names the task object, which a full export masks once; never a value)."""
+def _redaction(renaming: Renaming | None, before: tuple[int, Counter], read: MaskedRun) -> RedactionCounts | None:
+    """The run's masking counts (``task_as`` names the task object, which a full export masks
+    once; never a value); None when the export masks nothing."""
     if renaming is None:
         return None
     masked, kinds = _counts(renaming.redactor)
@@ -425,7 +430,7 @@ def _redaction(renaming: Renaming | None, before: tuple[int, Counter], read: Mas
         run_masked, run_kinds = run_masked - task_masked, run_kinds - task_kinds
     task_as = (f"folder:{text_digest(str(read.task_folder))}" if read.task_folder is not None
                else f"run:{text_digest(read.raw_run_id)}")
-    return {"run": [run_masked, dict(run_kinds)], "task": [task_masked, dict(task_kinds)], "task_as": task_as}
+    return RedactionCounts(MaskCounts(run_masked, dict(run_kinds)), MaskCounts(task_masked, dict(task_kinds)), task_as)
 
 
 def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | None:
@@ -444,15 +449,19 @@ def reused_entry(folder: Path, key: str, context: ExportContext) -> RunEntry | N
     if not isinstance(record, dict) or not isinstance(record.get("heavy"), dict) or not all(
             isinstance(record["heavy"].get(name), str) and store.has(record["heavy"][name]) for name in HEAVY_PARTS):
         return None
-    if record.pop("folder", None) != text_digest(os.path.realpath(folder)) or not isinstance(record.get("run_id"), str):
+    if record.pop("folder", None) != text_digest(os.path.realpath(folder)) or not isinstance(record.get("files"), dict):
         return None  # a damaged state (another folder's record): the run is read again
+    try:
+        run_id = RunRecord.from_json(record).run_id
+    except BadRecord:
+        return None
     heavy = record.pop("heavy")
-    context.claim(record["run_id"], folder)
+    context.claim(run_id, folder)
     linked: list[str] = []
     for relative, digest in record["files"].items():
         if not context.sink.reuse(relative, digest):
             context.sink.drop(linked)
-            del context.claimed[record["run_id"]]
+            del context.claimed[run_id]
             return None
         linked.append(relative)
     if context.saved is not None:

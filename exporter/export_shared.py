@@ -43,7 +43,6 @@ from exporter.render import (
     render_pages,
     templates_digest,
 )
-from exporter.run_folders import RunFolder
 from exporter.run_index import SearchIndex, shard_rows
 from exporter.site_data import (
     GENERATED_BY,
@@ -88,10 +87,10 @@ def _winners(entries: list[RunEntry]) -> dict[str, RunEntry]:
     whose task folder was found, else the first run of that task."""
     winners: dict[str, RunEntry] = {}
     for entry in entries:
-        task = entry.record["task"]
-        known = winners.get(task["id"])
-        if known is None or (task["from_folder"] and not known.record["task"]["from_folder"]):
-            winners[task["id"]] = entry
+        task = entry.record.task
+        known = winners.get(task.id)
+        if known is None or (task.from_folder and not known.record.task.from_folder):
+            winners[task.id] = entry
     return winners
 
 
@@ -102,8 +101,8 @@ def site_tasks(entries: list[RunEntry], context: ExportContext) -> dict[str, Sit
     previous = context.state.tasks if context.state is not None else {}
     tasks: dict[str, SiteTask] = {}
     for task_id, entry in sorted(_winners(entries).items()):
-        fields = entry.record["task"]
-        site_task = SiteTask(task_id, fields["workflow"], fields["tier"], fields["title"], fields["digest"])
+        fields = entry.record.task
+        site_task = SiteTask(task_id, fields.workflow, fields.tier, fields.title, fields.digest)
         files = (f"data/tasks/{task_id}.json", f"data/task-inputs/{task_id}.json")
         if entry.task is None and previous.get(task_id) == site_task.digest and all(
                 context.sink.reuse(rel, context.sink.previous.get(rel, "")) for rel in files):
@@ -134,7 +133,8 @@ def write_heads(entries: list[RunEntry], tasks: dict[str, SiteTask], context: Ex
     is the same, else made from the record's head parts and the task file."""
     previous = context.state.tasks if context.state is not None else {}
     for entry in entries:
-        run_id, task = entry.record["run_id"], tasks[entry.record["task"]["id"]]
+        record = entry.record
+        run_id, task = record.run_id, tasks[record.task.id]
         relative = f"data/run-heads/{run_id}.json"
         if entry.reused and previous.get(task.id) == task.digest and context.sink.reuse(
                 relative, context.sink.previous.get(relative, "")):
@@ -176,13 +176,14 @@ def _search_shards(entries: list[RunEntry], context: ExportContext) -> int:
 def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask], context: ExportContext) -> dict[str, Any]:
     """Write the task run lists, index.json, aliases, run list and search shards, attempts.json
     and home.json; returns the index document (the pages are rendered from it)."""
-    summaries = [entry.record["summary"] for entry in entries]
+    records = [entry.record for entry in entries]
+    summaries = [record.summary for record in records]
     for task in tasks.values():
         _put(context, f"data/task-runs/{task.id}.json", _json_bytes(_checked(TaskRuns, task_runs_document(task, summaries))))
-    jobs = [RunFolder(entry.folder, entry.record["job"], {}) for entry in entries if entry.record["job"]]
+    jobs = [record.job for record in records if record.job is not None]
     index = _checked(SiteIndex, {**index_document(summaries, tasks), "jobs": job_rows(jobs)})
-    legacy = [RunFolder(entry.folder, {"legacy_id": entry.record["legacy_id"]}, {}) for entry in entries]
-    _put(context, "data/aliases.json", _json_bytes(aliases_document(legacy, [s["run_id"] for s in summaries])))
+    ids = [(record.legacy_id, record.run_id) for record in records]
+    _put(context, "data/aliases.json", _json_bytes(aliases_document(ids)))
     shard_sizes = []
     for number, shard in enumerate(shard_rows(summaries)):
         _put(context, f"data/runs-index/{number}.json", _json_bytes(shard))
@@ -205,7 +206,7 @@ def _gallery(entries: list[RunEntry]) -> dict[str, Any]:
         for entry in entries:
             part = entry.part("gallery")
             if part["penalties"] is not None:
-                episodes.append((entry.record["run_id"], part))
+                episodes.append((entry.record.run_id, part))
             yield part["checks"]
 
     gallery = check_gallery_from_records(checks())
@@ -285,14 +286,14 @@ def restore_counts(redactor: Redactor, start: tuple[int, Counter], entries: list
     masked, kinds = start[0], Counter(start[1])
     tasks_counted: set[str] = set()
     for entry in entries:
-        counts = entry.record["redaction"]
+        counts = entry.record.redaction
         if counts is None:
             continue
-        masked += counts["run"][0]
-        kinds.update(counts["run"][1])
-        if counts["task_as"] not in tasks_counted:
-            tasks_counted.add(counts["task_as"])
-            masked += counts["task"][0]
-            kinds.update(counts["task"][1])
+        masked += counts.run.strings
+        kinds.update(counts.run.kinds)
+        if counts.task_as not in tasks_counted:
+            tasks_counted.add(counts.task_as)
+            masked += counts.task.strings
+            kinds.update(counts.task.kinds)
     redactor.masked = masked
     redactor.kinds = kinds

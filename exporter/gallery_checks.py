@@ -97,7 +97,8 @@ def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: Task
 def run_check_pages(document: dict[str, Any], task: TaskInfo, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What one run adds to the check gallery: its pages as
     :meth:`exporter.gallery.FailureKind.as_record` (``[]`` for a run that is not a graded
-    alerting run). ``steps`` as in :func:`build_check_gallery`."""
+    alerting run). ``steps``: the run's full steps (each with its ``checks`` string and the
+    complete ``failed`` map)."""
     if document["kind"] != "alerting" or not task.checks:
         return []
     pages: dict[str, FailureKind] = {}
@@ -109,8 +110,10 @@ AXES = {axis.name: axis for axis in (FAMILY, KIND, CAUSE)}
 
 
 def check_gallery_from_records(runs: Iterable[list[dict[str, Any]]]) -> dict[str, Any]:
-    """:func:`build_check_gallery`'s result from each run's :func:`run_check_pages`, the runs in
-    run_id order (read once: an iterator keeps only one run's entries in memory)."""
+    """The check gallery's data from each run's :func:`run_check_pages`, the runs in run_id
+    order (read once: an iterator keeps only one run's entries in memory): ``{"families":
+    [page...], "kinds": [page...], "causes": [page...]}``, each page as
+    :meth:`exporter.gallery.FailureKind.as_dict`, sorted by name (alerting runs count)."""
     pages: dict[str, FailureKind] = {}
     for records in runs:
         for record in records:
@@ -119,14 +122,3 @@ def check_gallery_from_records(runs: Iterable[list[dict[str, Any]]]) -> dict[str
     for page in sorted(pages.values(), key=lambda p: (p.axis.name, p.name)):
         by_axis[page.axis.name].append(page.as_dict())
     return {"families": by_axis["family"], "kinds": by_axis["kind"], "causes": by_axis["cause"]}
-
-
-def build_check_gallery(runs: list[tuple[dict[str, Any], TaskInfo, list[dict[str, Any]]]]) -> dict[str, Any]:
-    """Gallery data from ``[(run document, task, full steps), ...]`` (alerting runs count; others skip).
-
-    ``full steps`` carry each step's ``checks`` string and the complete ``failed`` map. Returns
-    ``{"families": [page...], "kinds": [page...]}``, each page as
-    :meth:`exporter.gallery.FailureKind.as_dict`, sorted by name.
-    """
-    ordered = sorted(runs, key=lambda item: item[0]["run_id"])
-    return check_gallery_from_records([run_check_pages(document, task, steps) for document, task, steps in ordered])

@@ -122,7 +122,8 @@ def _penalty_example(document: dict[str, Any], failure: dict[str, Any], detail: 
 
 def run_penalty_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
     """What one episode run adds to the penalty pages: the pages it hits as
-    :meth:`exporter.gallery.FailureKind.as_record` (``document`` as in :func:`build_penalty_gallery`)."""
+    :meth:`exporter.gallery.FailureKind.as_record` (``document``: the run's document, its steps
+    carrying ``env``: :func:`exporter.steps.build_steps` of an episode run)."""
     pages: dict[str, FailureKind] = {}
     steps = {step["n"]: step for step in document.get("steps", [])}
     for failure in episode_failures(document):
@@ -134,8 +135,14 @@ def run_penalty_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def penalty_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """:func:`build_penalty_gallery`'s result from ``[(run id, run_penalty_pages), ...]`` of
-    the episode runs in run_id order."""
+    """Penalty-kind pages from ``[(run id, run_penalty_pages), ...]`` of the episode runs in
+    run_id order. With at least one episode run, every kind of
+    :data:`~exporter.episodes.PENALTY_KINDS` some run hit gets a page (in that order), then any
+    other kind the runs show, by name; without episode runs, none. Each page is
+    :meth:`exporter.gallery.FailureKind.as_dict`: ``runs_hit`` counts episode runs with at least
+    one step of the kind, ``runs_with`` all episode runs, ``steps`` the penalized steps; examples
+    are ``{run_id, task_id, policy, step, action, detail, reward, said}`` (up to
+    :data:`~exporter.gallery.EXAMPLES_PER_GROUP` a group, the counts cover all)."""
     if not runs:
         return []
     pages = {kind: _penalty_page(kind) for kind in PENALTY_KINDS}
@@ -147,25 +154,6 @@ def penalty_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -
     known = [pages[kind] for kind in PENALTY_KINDS if pages[kind].runs_hit]
     others = sorted((p for k, p in pages.items() if k not in PENALTY_KINDS), key=lambda p: p.name)
     return [page.as_dict() for page in [*known, *others]]
-
-
-def build_penalty_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Penalty-kind pages from exported run documents (episode runs count; others skip).
-
-    ``documents`` are run documents whose steps carry ``env`` (:func:`exporter.steps.build_steps`
-    of an episode run). With at least one episode run, every kind of
-    :data:`~exporter.episodes.PENALTY_KINDS` gets a page (in that order, zero hits included),
-    then any other kind the runs show, by name; without episode runs, none. Each page is
-    :meth:`exporter.gallery.FailureKind.as_dict`: ``runs_hit`` counts episode runs with at least one step of the
-    kind, ``runs_with`` all episode runs, ``steps`` the penalized steps; examples are
-    ``{run_id, task_id, policy, step, action, detail, reward, said}`` (up to
-    :data:`~exporter.gallery.EXAMPLES_PER_GROUP` a group, the counts cover all). Only kinds
-    some run hit get a page.
-    """
-    episodes = sorted(
-        (d for d in documents if d.get("kind") == "episode"), key=lambda d: d["run_id"]
-    )
-    return penalty_gallery_from_records([(d["run_id"], run_penalty_pages(d)) for d in episodes])
 
 
 def outcomes_of(document: dict[str, Any]) -> list[tuple[str, str]]:
@@ -197,7 +185,7 @@ def _outcome_page(kind: str) -> FailureKind:
 
 def run_outcome_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
     """What one episode run adds to the outcome pages, as
-    :meth:`exporter.gallery.FailureKind.as_record` (see :func:`build_outcome_gallery`)."""
+    :meth:`exporter.gallery.FailureKind.as_record` (see :func:`outcome_gallery_from_records`)."""
     pages: dict[str, FailureKind] = {}
     steps = document.get("steps") or [{"n": 0}]
     last = steps[-1]
@@ -213,8 +201,11 @@ def run_outcome_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def outcome_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """:func:`build_outcome_gallery`'s result from ``[(run id, run_outcome_pages), ...]`` of
-    the episode runs in run_id order."""
+    """Outcome pages (``gallery/outcome-<slug>.html``) from ``[(run id, run_outcome_pages),
+    ...]`` of the episode runs in run_id order: one per outcome some episode run had, in
+    :data:`OUTCOME_DESCRIPTIONS` order; each example is the run's last step (``{run_id, task_id,
+    policy, step, action, detail, reward, said}``, reward the run's final reward). Without
+    episode runs, none."""
     pages: dict[str, FailureKind] = {}
     for _, records in runs:
         for record in records:
@@ -225,12 +216,3 @@ def outcome_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -
     ranked = sorted(pages.values(), key=lambda p: (order.index(p.name) if p.name in order
                                                    else len(order), p.name))
     return [page.as_dict() for page in ranked]
-
-
-def build_outcome_gallery(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Outcome pages (``gallery/outcome-<slug>.html``) from exported run documents: one per
-    outcome some episode run had, in :data:`OUTCOME_DESCRIPTIONS` order; each example is the
-    run's last step (``{run_id, task_id, policy, step, action, detail, reward, said}``, reward
-    the run's final reward). Without episode runs, none."""
-    episodes = sorted((d for d in documents if d.get("kind") == "episode"), key=lambda d: d["run_id"])
-    return outcome_gallery_from_records([(d["run_id"], run_outcome_pages(d)) for d in episodes])

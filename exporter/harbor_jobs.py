@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from exporter.run_folders import RunFolder
+from exporter.run_record import HarborTrial
 
 
 def _number(value: Any) -> float | None:
@@ -27,23 +27,21 @@ def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
-def job_rows(runs: list[RunFolder]) -> list[dict[str, Any]]:
-    """The job rows (see the module) of the Harbor runs among ``runs``, sorted by job name; []
-    when none was imported from Harbor."""
-    jobs: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for run in runs:
-        harbor = run.run.get("harbor")
-        if isinstance(harbor, dict):
-            jobs[str(harbor.get("job") or "(no job)")].append(run.run)
+def job_rows(trials: list[HarborTrial]) -> list[dict[str, Any]]:
+    """The job rows (see the module) of the imported Harbor ``trials`` (one per run imported
+    from Harbor), sorted by job name; [] when there is none."""
+    jobs: dict[str, list[HarborTrial]] = defaultdict(list)
+    for trial in trials:
+        jobs[str(trial.harbor.get("job") or "(no job)")].append(trial)
     rows = []
     for job, summaries in sorted(jobs.items()):
         rewards, regrades, tokens = [], [], {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
         errors: dict[str, int] = defaultdict(int)
         for summary in summaries:
-            harbor = summary["harbor"]
+            harbor = summary.harbor
             if (reward := _number(harbor.get("reward"))) is not None:
                 rewards.append(reward)
-            regrade = summary.get("regrade") if isinstance(summary.get("regrade"), dict) else {}
+            regrade = summary.regrade or {}
             if (again := _number(regrade.get("reward"))) is not None:
                 regrades.append(again)
             exception = harbor.get("exception")

@@ -162,7 +162,7 @@ def render_pages(
 
     index.html (runs, leaderboard), run.html and compare.html get the ``index`` document
     (data/index.json) as ``index``; run.html and compare.html are shells that static/js fills
-    from data/ at view time. With ``gallery`` (:func:`exporter.gallery_checks.build_check_gallery`), also
+    from data/ at view time. With ``gallery`` (exporter.export_shared's, from the runs' records), also
     the gallery's pages (:func:`render_gallery_pages`, which gets ``reuse``). ``bytecode``: as
     :func:`template_environment`'s.
 

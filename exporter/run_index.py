@@ -15,6 +15,8 @@ from typing import IO, Any, Self
 
 import orjson
 
+from contract.site import RunRow
+
 SHARD_ROWS = 250
 """Run rows per ``data/runs-index/<k>.json`` shard: the home page's first load takes one (about
 55 kB, whatever the number of runs); filters and sorting load the rest, search only the
@@ -33,23 +35,23 @@ SEARCH_SHARD_TARGET = 1_500_000
 """Aim for search shards of about this many bytes (a power-of-two shard count)."""
 
 
-def shard_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def shard_rows(summaries: list[RunRow]) -> list[dict[str, Any]]:
     """The run rows (sorted by run_id) cut into shards ``{fields, rows[[...]]}`` of ``SHARD_ROWS``."""
-    ordered = sorted(summaries, key=lambda s: s["run_id"])
+    ordered = sorted(summaries, key=lambda s: s.run_id)
     shards = []
     for start in range(0, max(1, len(ordered)), SHARD_ROWS):
         chunk = ordered[start : start + SHARD_ROWS]
         shards.append(
-            {"fields": list(ROW_FIELDS), "rows": [[row.get(f) for f in ROW_FIELDS] for row in chunk]}
+            {"fields": list(ROW_FIELDS), "rows": [[getattr(row, f) for f in ROW_FIELDS] for row in chunk]}
         )
     return shards
 
 
-def facets(summaries: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
+def facets(summaries: list[RunRow]) -> dict[str, list[list[Any]]]:
     """Per filter field, ``[[value, run count], ...]`` sorted by value's text (None as "")."""
     result = {}
     for name in FACET_FIELDS:
-        counts = Counter(summary.get(name) for summary in summaries)
+        counts = Counter(getattr(summary, name) for summary in summaries)
         result[name] = [
             [value, counts[value]] for value in sorted(counts, key=lambda v: ("" if v is None else str(v)))
         ]

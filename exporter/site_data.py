@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
+from contract.site import RunRow
 from contract.version import __version__
 from exporter.attempts import attempt_rows, policy_attempts, shown_pass_at
 from exporter.episodes import episode_head
@@ -84,15 +85,15 @@ def task_inputs_document(task: TaskInfo) -> dict[str, Any]:
     }
 
 
-def task_runs_document(task: TaskInfo, summaries: list[dict[str, Any]]) -> dict[str, Any]:
+def task_runs_document(task: TaskInfo, summaries: list[RunRow]) -> dict[str, Any]:
     """``data/task-runs/<task-id>.json``: ``{task_id, runs[]}``, the runs of one task (compare pickers).
 
     ``runs[]`` rows are ``{run_id, policy, model, reward, solved, steps, status}`` sorted by run_id.
     """
     rows = [
-        {key: summary[key] for key in ("run_id", "policy", "model", "reward", "solved", "steps", "status")}
+        summary.model_dump(include={"run_id", "policy", "model", "reward", "solved", "steps", "status"})
         for summary in summaries
-        if summary["task_id"] == task.id
+        if summary.task_id == task.id
     ]
     return {"task_id": task.id, "runs": sorted(rows, key=lambda row: row["run_id"])}
 
@@ -229,14 +230,18 @@ def _head_step(step: dict[str, Any], shown: set[str]) -> dict[str, Any]:
     return {**step, **cut}
 
 
-def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
-    """One ``index.json`` ``runs[]`` row.
+def run_summary(run_doc: dict[str, Any], task: TaskInfo, agent: str | None = None) -> RunRow:
+    """One ``index.json`` ``runs[]`` row (``agent``: run.json's agent name).
 
     ``reward`` is ``final.reward`` when run.json has a final result, else the last step's
     ``total`` when a step was graded (an episode's steps always carry the environment's
     total), else None (no reward: kept out of means, rates and pass@k); ``solved`` is ``final.solved`` (False without a final result); ``steps`` counts
     the agent steps (the initial state is not one); ``incident`` an episode's generated
     failure mode (``final.episode.failure_mode.mode``), else None.
+
+    Raises:
+        pydantic.ValidationError: a value not of RunRow's types (run.json was validated
+            before: not for a run the exporter read).
     """
     final = run_doc["final"] or {}
     reward = final.get("reward")
@@ -245,20 +250,21 @@ def run_summary(run_doc: dict[str, Any], task: TaskInfo) -> dict[str, Any]:
         reward = run_doc["steps"][-1]["total"] if graded else None
     episode = final.get("episode") if isinstance(final.get("episode"), dict) else {}
     mode = episode.get("failure_mode") if isinstance(episode.get("failure_mode"), dict) else {}
-    return {
-        "run_id": run_doc["run_id"],
-        "kind": run_doc["kind"],
-        "task_id": run_doc["task_id"],
-        "workflow": task.workflow,
-        "tier": task.tier,
-        "policy": run_doc["policy"],
-        "model": run_doc["model"],
-        "reward": reward,
-        "solved": final.get("solved") is True,
-        "steps": sum(1 for step in run_doc["steps"] if step["source"] == "agent"),
-        "status": run_doc["status"],
-        "incident": str(mode["mode"]) if mode.get("mode") else None,
-    }
+    return RunRow(
+        run_id=run_doc["run_id"],
+        kind=run_doc["kind"],
+        task_id=run_doc["task_id"],
+        workflow=task.workflow,
+        tier=task.tier,
+        policy=run_doc["policy"],
+        agent=agent,
+        model=run_doc["model"],
+        reward=reward,
+        solved=final.get("solved") is True,
+        steps=sum(1 for step in run_doc["steps"] if step["source"] == "agent"),
+        status=run_doc["status"],
+        incident=str(mode["mode"]) if mode.get("mode") else None,
+    )
 
 
 HOME_VERSION = 1
@@ -277,23 +283,19 @@ def attempts_document(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def aliases_document(runs: list[RunFolder], run_ids: list[str]) -> dict[str, str]:
+def aliases_document(ids: list[tuple[str | None, str]]) -> dict[str, str]:
     """``data/aliases.json``: ``{legacy id: run id}`` for runs whose id changed (run.json
     version 2 added the identity digest), so deep links of sites published before still open
-    the same run. A legacy id two runs share, or one that is itself a run id, is left out."""
-    taken = set(run_ids)
-    counts: dict[str, int] = defaultdict(int)
-    for run in runs:
-        legacy = run.run.get("legacy_id")
-        if isinstance(legacy, str):
-            counts[legacy] += 1
-    return {run.run["legacy_id"]: run_id for run, run_id in zip(runs, run_ids)
-            if isinstance(run.run.get("legacy_id"), str) and counts[run.run["legacy_id"]] == 1
-            and run.run["legacy_id"] not in taken and run.run["legacy_id"] != run_id}
+    the same run. ``ids``: each run's ``(legacy id or None, run id)``. A legacy id two runs
+    share, or one that is itself a run id, is left out."""
+    taken = {run_id for _, run_id in ids}
+    counts = Counter(legacy for legacy, _ in ids if legacy is not None)
+    return {legacy: run_id for legacy, run_id in ids
+            if legacy is not None and counts[legacy] == 1 and legacy not in taken and legacy != run_id}
 
 
 def home_document(
-    summaries: list[dict[str, Any]], shard_counts: list[int], search_shards: int
+    summaries: list[RunRow], shard_counts: list[int], search_shards: int
 ) -> dict[str, Any]:
     """``data/home.json``: what the home page loads first (see exporter.run_index).
 
@@ -315,7 +317,7 @@ def home_document(
     }
 
 
-def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) -> list[dict[str, Any]]:
+def leaderboard(summaries: list[RunRow], *, complete_only: bool = True) -> list[dict[str, Any]]:
     """Per run kind and policy ``{kind, policy, runs, mean_reward, solved_rate, ci_low, ci_high,
     pass_at}`` (6 decimals): alerting runs first, then episodes (their rewards are not on one
     scale: the grader's progress against the environment's score), each best mean first; the
@@ -326,13 +328,13 @@ def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) 
     ``no_reward`` only; a policy with no rewarded run has no row. Ties are broken by policy
     name; a missing policy counts as the string "unknown".
     """
-    by_policy: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    by_policy: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
     unrewarded: dict[tuple[str, str], int] = defaultdict(int)
     for summary in summaries:
-        if complete_only and summary.get("status", "complete") != "complete":
+        if complete_only and summary.status != "complete":
             continue
-        key = (str(summary.get("kind") or "alerting"), str(summary["policy"] or "unknown"))
-        if summary["reward"] is None:
+        key = (summary.kind, str(summary.policy or "unknown"))
+        if summary.reward is None:
             unrewarded[key] += 1
         else:
             by_policy[key].append(summary)
@@ -342,8 +344,8 @@ def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) 
             "kind": kind,
             "policy": policy,
             "runs": len(rows),
-            "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 6),
-            "solved_rate": round(sum(1 for r in rows if r["solved"]) / len(rows), 6),
+            "mean_reward": round(sum(r.reward for r in rows) / len(rows), 6),
+            "solved_rate": round(sum(1 for r in rows if r.solved) / len(rows), 6),
             **policy_attempts(rows, attempts, policy),
             "no_reward": unrewarded[(kind, policy)],
         }
@@ -352,7 +354,7 @@ def leaderboard(summaries: list[dict[str, Any]], *, complete_only: bool = True) 
     return sorted(rows, key=lambda row: (row["kind"] != "alerting", row["kind"], -row["mean_reward"], row["policy"]))
 
 
-def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) -> dict[str, Any]:
+def index_document(summaries: list[RunRow], tasks: dict[str, TaskInfo]) -> dict[str, Any]:
     """``data/index.json``: ``{version, generated_by, tasks[], runs[], leaderboard[],
     leaderboard_all[], incomplete_runs, attempts[]}`` (``leaderboard`` counts complete runs
     only, ``leaderboard_all`` every run; ``attempts``: :func:`exporter.attempts.attempt_rows`).
@@ -362,7 +364,7 @@ def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) 
     """
     run_counts: dict[str, int] = defaultdict(int)
     for summary in summaries:
-        run_counts[summary["task_id"]] += 1
+        run_counts[summary.task_id] += 1
     return {
         "version": SITE_DATA_VERSION,
         "generated_by": GENERATED_BY,
@@ -376,9 +378,9 @@ def index_document(summaries: list[dict[str, Any]], tasks: dict[str, TaskInfo]) 
             }
             for task in sorted(tasks.values(), key=lambda t: t.id)
         ],
-        "runs": sorted(summaries, key=lambda s: s["run_id"]),
+        "runs": [summary.model_dump() for summary in sorted(summaries, key=lambda s: s.run_id)],
         "leaderboard": leaderboard(summaries),
         "leaderboard_all": leaderboard(summaries, complete_only=False),
-        "incomplete_runs": sum(1 for s in summaries if s.get("status", "complete") != "complete"),
+        "incomplete_runs": sum(1 for s in summaries if s.status != "complete"),
         "attempts": attempt_rows(summaries),
     }

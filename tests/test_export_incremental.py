@@ -4,6 +4,7 @@ a kill at any write point leaves the old site, and the next export succeeds."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -195,18 +196,28 @@ def test_other_sites_states_are_bounded_but_never_one_in_use(tmp_path):
     assert len(list(root.iterdir())) == 2  # the newest and the most recently used other
 
 
-@pytest.mark.parametrize("altered", ["every record", "heavy parts"])
+@pytest.mark.parametrize("altered", ["every record", "heavy parts", "run rows"])
 def test_an_altered_state_costs_a_read_never_a_failed_or_wrong_site(tmp_path, altered):
     """Records changed on disk since they were stored are neither reused nor trusted when the
-    same bytes are stored again: the runs are read again, the site is a full export's."""
+    same bytes are stored again: the runs are read again, the site is a full export's. A run
+    row of the wrong type (exporter.run_record.RunRecord reads it as contract.site.RunRow) too."""
     runs = _copy_runs(tmp_path)
     site, cache = tmp_path / "site", tmp_path / "cache"
     export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)
     before = _tree(site)
     (state,) = cache.glob("*/state.json")
     heavy = {digest for entry in json.loads(state.read_text())["runs"].values() for digest in entry["heavy"]}
+    if altered == "run rows":  # stored under their new digests: only their shape is wrong
+        document = json.loads(state.read_text())
+        for entry in document["runs"].values():
+            value = json.loads((state.parent / "records" / f"{entry['record']}.json").read_text())
+            value["summary"]["reward"] = "lots"
+            data = json.dumps(value).encode()
+            entry["record"] = hashlib.sha256(data).hexdigest()
+            (state.parent / "records" / f"{entry['record']}.json").write_bytes(data)
+        state.write_text(json.dumps(document))
     for record in state.parent.glob("records/*.json"):
-        if altered == "every record" or record.stem in heavy:
+        if altered == "every record" or (altered == "heavy parts" and record.stem in heavy):
             record.write_text('{"run_id": "other", "heavy": {}}')
     again = export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]), incremental=cache)
     assert again["reused"] == 0 and _tree(site) == before and verify_site(site) == []

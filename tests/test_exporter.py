@@ -593,11 +593,12 @@ def test_the_leaderboard_keeps_each_run_kind_apart():
     """An alerting run's reward (the grader's progress) and an episode's (the environment's
     score) are not on one scale: the same policy gets a row per kind, alerting rows first, and
     pass@k counts only that kind's tasks."""
+    from contract.site import RunRow
     from exporter.site_data import leaderboard
 
     def run(kind, task, reward):
-        return {"kind": kind, "task_id": task, "policy": "llm", "reward": reward, "solved": reward >= 1,
-                "status": "complete", "model": "m"}
+        return RunRow(run_id=f"{task}-{reward}", kind=kind, task_id=task, workflow=None, tier=None, policy="llm",
+                      model="m", reward=reward, solved=reward >= 1, steps=1, status="complete")
 
     rows = leaderboard([run("episode", "aria-easy", 0.9), run("episode", "aria-easy", 0.7),
                         run("alerting", "af-001", 0.2), run("alerting", "af-001", 1.0)])

@@ -11,15 +11,15 @@ import pytest
 from contract.files import read_json
 from exporter.export import export_site
 from exporter.harbor_jobs import job_rows
-from exporter.run_folders import RunFolder
+from exporter.run_record import HarborTrial
 from recorder.importers.harbor.importer import import_harbor
 
 JOB = Path(__file__).parent / "fixtures" / "harbor-job" / "2026-11-29__09-00-00"
 
 
-def _run(job, reward=None, regrade=None, exception=None, tokens=None) -> RunFolder:
+def _run(job, reward=None, regrade=None, exception=None, tokens=None) -> HarborTrial:
     harbor = {"job": job, "reward": reward, "exception": exception, "tokens": {"all": tokens} if tokens else None}
-    return RunFolder(Path("/x"), {"run_id": "r", "harbor": harbor, "regrade": {"reward": regrade}}, {"steps": []})
+    return HarborTrial.of_run({"run_id": "r", "harbor": harbor, "regrade": {"reward": regrade}})
 
 
 def test_job_rows_count_a_trial_without_a_reward_apart_and_sum_tokens():
@@ -28,8 +28,8 @@ def test_job_rows_count_a_trial_without_a_reward_apart_and_sum_tokens():
         _run("b", None, None, {"type": "AgentTimeoutError"}, {"prompt_tokens": 5, "completion_tokens": 1, "cost_usd": 0.002}),
         _run("b", True, "0.9", {"type": "AgentTimeoutError"}, {"prompt_tokens": "many"}),
         _run("a", 0.25),
-        RunFolder(Path("/y"), {"run_id": "plain"}, {"steps": []}),
     ])
+    assert HarborTrial.of_run({"run_id": "plain"}) is None  # a run not imported from Harbor has no trial
     assert [r["job"] for r in rows] == ["a", "b"]
     b = rows[1]
     assert (b["trials"], b["rewarded"], b["mean_reward"], b["regraded"], b["mean_regrade"]) == (3, 1, 1.0, 1, 0.5)
