@@ -162,7 +162,7 @@ def subagent_documents(run: RunFolder, media: MediaFiles) -> list[dict[str, Any]
 def harbor_view(run: RunFolder) -> dict[str, Any] | None:
     """The trial facts of an imported Harbor run (:data:`HARBOR_FIELDS` of run.json
     ``harbor``), or None for other runs."""
-    harbor = run.run.get("harbor")
-    if not isinstance(harbor, dict):
+    harbor = run.summary.harbor
+    if harbor is None:
         return None
     return {key: harbor.get(key) for key in HARBOR_FIELDS if key in harbor}

@@ -287,7 +287,7 @@ def read_raw(folder: Path, context: ExportContext) -> MaskedRun:
     """
     raw = read_run_folder(folder)
     task = read_task(raw, context.index, context.read_cache)
-    return MaskedRun(raw, task, raw.run_id, raw.run["task"]["id"], {}, locate_task_folder(raw, context.index))
+    return MaskedRun(raw, task, raw.run_id, raw.summary.task.id, {}, locate_task_folder(raw, context.index))
 
 
 def mask(read: MaskedRun, renaming: Renaming | None) -> MaskedRun:
@@ -340,16 +340,13 @@ def make_run(read: MaskedRun, renaming: Renaming | None, with_media: bool, task_
     document, files = run_files(run, steps, _atif_fields(run, media))
     files.update(media.files)
     check_sizes(files)
-    agent = run.run.get("agent")
-    summary = run_summary(document, task, agent.get("name") if isinstance(agent, dict) else None)
+    summary = run_summary(document, task, run.summary.agent.name)
     full = {**document, "steps": steps}
     episode = document["kind"] == "episode"
     digest, _, _ = (task_parts or task_parts_of)(task)
-    legacy = run.run.get("legacy_id")
     record = RunRecord(
         run.run_id, summary, RecordTask(task.id, task.workflow, task.tier, task.title, task.from_folder, digest),
-        HarborTrial.of_run(run.run), legacy if isinstance(legacy, str) else None, dict(read.renamed),
-        _redaction(renaming, before, read))
+        HarborTrial.of_run(run.summary), run.summary.legacy_id, dict(read.renamed), _redaction(renaming, before, read))
     heavy = {
         "tokens": run_tokens(steps), "head": head_parts(document),
         "files": {relative: hashlib.sha256(data).hexdigest() for relative, data in files.items()},

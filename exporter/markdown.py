@@ -128,13 +128,13 @@ def run_markdown(folder: Path, *, redactor: Redactor | None, task_index: TaskInd
     if redactor is not None:
         run, task = Renaming(redactor).redacted(run, task)
     steps = build_steps(run, task)
-    summary, final = run.run, run.run.get("final") or {}
-    reward = final.get("reward")
-    reward = reward if isinstance(reward, (int, float)) else steps[-1]["total"]
+    summary = run.summary
+    reward = summary.final.reward if summary.final is not None else None
+    reward = reward if reward is not None else steps[-1]["total"]
     lines = [f"# Run {markdown_code(run.run_id)}", "",
              f"- task: {markdown_code(task.id)} {markdown_text(task.title)}",
-             (f"- policy: {markdown_text(summary.get('policy') or '-')}; "
-              f"model: {markdown_text(summary.get('model') or '-')}; status: {markdown_text(str(summary.get('status')))}"),
+             (f"- policy: {markdown_text(summary.policy or '-')}; "
+              f"model: {markdown_text(summary.model or '-')}; status: {markdown_text(summary.status)}"),
              f"- reward: {reward:.4f} after {len(steps) - 1} steps", ""]
     lines += ["## Task", "", fence(cut(task.instruction, "instruction", "instruction.md of the task"), "text"), ""]
     lines += ["## Steps", ""]
@@ -142,6 +142,6 @@ def run_markdown(folder: Path, *, redactor: Redactor | None, task_index: TaskInd
     for step in steps:
         lines += _step_section(run, step, previous, task, site_url)
         previous = step["checks"]
-    if run.run["kind"] == "alerting" and task.checks:
+    if summary.kind == "alerting" and task.checks:
         lines += _failing_section(steps, task)
     return "\n".join(lines).rstrip() + "\n"

@@ -44,12 +44,13 @@ class Renaming:
         (:func:`exporter.redact.redact_id`), the same task object masked only once."""
         redactor = self.redactor
         run_id = redact_id(redactor, run.run_id)
-        task_id = redact_id(redactor, run.run["task"]["id"])
-        for old, new in ((run.run_id, run_id), (run.run["task"]["id"], task_id)):
+        task_id = redact_id(redactor, run.summary.task.id)
+        for old, new in ((run.run_id, run_id), (run.summary.task.id, task_id)):
             if old != new:
                 self.renamed[old] = new
-        run = self._masked_run(run)
-        run.run["run_id"], run.run["task"]["id"] = run_id, task_id
+        masked = self._masked_run(run)
+        masked.run["run_id"], masked.run["task"]["id"] = run_id, task_id
+        run = RunFolder(masked.path, masked.run, masked.trajectory)  # its summary parsed from the masked run.json
         known = self._tasks.get(id(task))
         self.task_was_new = known is None or known[0] is not task
         if self.task_was_new:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,28 @@ RUN_KINDS = ("alerting", "episode")
 
 @dataclass(frozen=True)
 class RunFolder:
-    """One run as read from disk: its folder, run.json as a dict, trajectory.json as a dict."""
+    """One run as read from disk: its folder, run.json and trajectory.json as JSON values
+    (``run``, ``trajectory``: what masking rewrites, string by string) and run.json as its model
+    (:attr:`summary`, what the exporter reads of it)."""
 
     path: Path
     run: dict[str, Any]
     trajectory: dict[str, Any]
 
+    @cached_property
+    def summary(self) -> RunSummary:
+        """run.json as contract.run.RunSummary: the one :func:`read_run_folder` validated, or, for
+        a copy (a masked one), parsed from its own ``run`` at first use.
+
+        Raises:
+            BadInput: naming run.json, when ``run`` does not validate (not for a run read here).
+        """
+        return parse(RunSummary, self.run, self.path / "run.json", "run summary")
+
     @property
     def run_id(self) -> str:
-        return self.run["run_id"]
+        """run.json ``run_id``."""
+        return self.summary.run_id
 
 
 RUN_JSON_CAP = 16 * 1024 * 1024
@@ -104,14 +118,15 @@ def _require(condition: bool, path: Path, problem: str) -> None:
         raise BadInput(path, problem)
 
 
-def _check_run_json(path: Path, run: Any) -> None:
-    """run.json must be a :class:`contract.run.RunSummary` whose run and task ids can be file
-    names (contract.ids)."""
+def _check_run_json(path: Path, run: Any) -> RunSummary:
+    """run.json as a :class:`contract.run.RunSummary` whose run and task ids can be file names
+    (contract.ids). Raises BadInput naming ``path`` otherwise."""
     _require(isinstance(run, dict), path, "expected a JSON object")
     summary = parse(RunSummary, run, path, "run summary")
     check_id(summary.run_id, "run_id", path)
     check_id(summary.task.id, "task.id", path)
     _require(summary.steps >= 0, path, "steps must not be negative")
+    return summary
 
 
 def _check_trajectory(path: Path, trajectory: Any) -> None:
@@ -140,10 +155,12 @@ def read_run_folder(folder: Path) -> RunFolder:
     run_path = folder / "run.json"
     trajectory_path = folder / "trajectory.json"
     run = tree.read_json("run.json", cap=RUN_JSON_CAP)
-    _check_run_json(run_path, run)
+    summary = _check_run_json(run_path, run)
     trajectory = tree.read_json("trajectory.json", cap=TRAJECTORY_CAP)
     _check_trajectory(trajectory_path, trajectory)
-    return RunFolder(path=folder, run=run, trajectory=trajectory)
+    read = RunFolder(path=folder, run=run, trajectory=trajectory)
+    read.__dict__["summary"] = summary  # run.json parsed once: RunFolder.summary's cached value
+    return read
 
 
 def read_runs(paths: list[Path], skipped: list[dict] | None = None) -> list[RunFolder]:

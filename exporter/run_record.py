@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from contract.run import RunSummary
 from contract.site import RunRow
 
 
@@ -119,9 +120,9 @@ class HarborTrial:
         return cls(value["harbor"], regrade if isinstance(regrade, dict) else None)
 
     @classmethod
-    def of_run(cls, run_json: dict[str, Any]) -> HarborTrial | None:
-        """The trial of run.json ``run_json``; None for a run not imported from Harbor."""
-        return cls.from_json(run_json) if isinstance(run_json.get("harbor"), dict) else None
+    def of_run(cls, summary: RunSummary) -> HarborTrial | None:
+        """The trial of run.json ``summary``; None for a run not imported from Harbor."""
+        return cls(summary.harbor, summary.regrade) if summary.harbor is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from contract.base import dump
 from contract.site import RunRow
 from contract.version import __version__
 from exporter.attempts import attempt_rows, policy_attempts, shown_pass_at
@@ -105,20 +106,21 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
     catalog's release it was graded against, when the run names one); ``status`` is run.json's (``complete``, ``running``: interrupted or
     in progress, ``failed``: with ``error``); ``llm``: the model's endpoint and token totals
     (:func:`exporter.llm_turns.run_llm_block`), only when a step came from a model."""
-    model_block = run_llm_block(run.run.get("endpoint"), steps)
-    catalog_version = (run.run.get("task") or {}).get("catalog_version")
+    summary = run.summary
+    model_block = run_llm_block(summary.endpoint, steps)
+    catalog_version = summary.task.catalog_version
     return {
-        "run_id": run.run_id,
-        "kind": run.run["kind"],
-        "task_id": run.run["task"]["id"],
-        "policy": run.run.get("policy"),
-        "model": run.run.get("model"),
-        "seed": run.run.get("seed"),
-        "status": run.run.get("status", "complete"),
-        "error": run.run.get("error"),
-        "final": run.run.get("final"),
-        "tools": run.run.get("tools"),
-        **({"catalog_version": catalog_version} if isinstance(catalog_version, str) else {}),
+        "run_id": summary.run_id,
+        "kind": summary.kind,
+        "task_id": summary.task.id,
+        "policy": summary.policy,
+        "model": summary.model,
+        "seed": summary.seed,
+        "status": summary.status,
+        "error": summary.error,
+        "final": dump(summary.final) if summary.final is not None else None,
+        "tools": dump(summary.tools) if summary.tools is not None else None,
+        **({"catalog_version": catalog_version} if catalog_version is not None else {}),
         **({"llm": model_block} if model_block else {}),
         "steps": steps,
     }

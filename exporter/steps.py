@@ -197,7 +197,7 @@ when there is any) the latest grade's hygiene findings and version differences
             object.
     """
     path = run.path / "trajectory.json"
-    alerting = run.run["kind"] == "alerting"
+    alerting = run.summary.kind == "alerting"
     replay = WorkspaceReplay(task.pristine)
     level = _Level()
     steps = []

@@ -54,11 +54,8 @@ def locate_task_folder(run: RunFolder, index: TaskIndex) -> Path | None:
     whose fingerprint equals ``task.fingerprint`` (runs from before fingerprints: whose check
     catalog lists the run's check ids), see :class:`contract.task_roots.TaskIndex`.
     """
-    task = run.run["task"]
-    fingerprint = task.get("fingerprint") if isinstance(task.get("fingerprint"), str) else None
-    checks = run.run.get("checks") or []
-    check_ids = [c.get("id") for c in checks if isinstance(c, dict)]
-    return index.find(task["id"], fingerprint, check_ids)
+    summary = run.summary
+    return index.find(summary.task.id, summary.task.fingerprint, [check.id for check in summary.checks])
 
 
 def _pick(items: list[Any], fields: tuple[str, ...], path: Path, what: str) -> list[dict]:
@@ -195,8 +192,8 @@ def read_task(run: RunFolder, index: TaskIndex, cache: dict[Path, TaskInfo] | No
 
 
 def _read_task(run: RunFolder, folder: Path | None) -> TaskInfo:
-    run_task = run.run["task"]
-    task_id = run_task["id"]
+    run_task = run.summary.task
+    task_id = run_task.id
     metadata: dict[str, Any] = {}
     instruction: str | None = None
     catalog: dict[str, Any] | None = None
@@ -215,12 +212,14 @@ def _read_task(run: RunFolder, folder: Path | None) -> TaskInfo:
         source, requirements, checks = checks_path, catalog["requirements"], catalog["checks"]
     else:
         source = run.path / "run.json"
+        # as run.json wrote them (validated as RequirementRef and CheckRef): a weight keeps its
+        # number's form (3, not the model's 3.0), as in the task files of a found task folder
         requirements, checks = run.run.get("requirements", []), run.run.get("checks", [])
     if instruction is None:
         instruction = _message_text(run.trajectory["steps"][0].get("message"))
-    _check_metadata(run_task, run.path / "run.json", "task.")
-    workflow = metadata.get("workflow", run_task.get("workflow"))
-    tier = metadata.get("tier", run_task.get("tier"))
+    _check_metadata(run_task.model_dump(), run.path / "run.json", "task.")
+    workflow = metadata.get("workflow", run_task.workflow)
+    tier = metadata.get("tier", run_task.tier)
     title = metadata.get("title")
     if not isinstance(title, str) or not title:
         title = title_from_instruction(instruction, task_id)

@@ -19,7 +19,7 @@ JOB = Path(__file__).parent / "fixtures" / "harbor-job" / "2026-11-29__09-00-00"
 
 def _run(job, reward=None, regrade=None, exception=None, tokens=None) -> HarborTrial:
     harbor = {"job": job, "reward": reward, "exception": exception, "tokens": {"all": tokens} if tokens else None}
-    return HarborTrial.of_run({"run_id": "r", "harbor": harbor, "regrade": {"reward": regrade}})
+    return HarborTrial(harbor, {"reward": regrade})
 
 
 def test_job_rows_count_a_trial_without_a_reward_apart_and_sum_tokens():
@@ -29,7 +29,6 @@ def test_job_rows_count_a_trial_without_a_reward_apart_and_sum_tokens():
         _run("b", True, "0.9", {"type": "AgentTimeoutError"}, {"prompt_tokens": "many"}),
         _run("a", 0.25),
     ])
-    assert HarborTrial.of_run({"run_id": "plain"}) is None  # a run not imported from Harbor has no trial
     assert [r["job"] for r in rows] == ["a", "b"]
     b = rows[1]
     assert (b["trials"], b["rewarded"], b["mean_reward"], b["regraded"], b["mean_regrade"]) == (3, 1, 1.0, 1, 0.5)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from contract.run import RunSummary
 from contract.site import RunRow
 from exporter.run_record import (
     BadRecord,
@@ -54,5 +55,9 @@ def test_a_record_of_the_wrong_shape_is_refused_naming_the_part(damage, says):
 
 
 def test_a_harbor_trial_is_only_a_run_imported_from_harbor():
-    assert HarborTrial.of_run({"run_id": "r"}) is None
-    assert HarborTrial.of_run({"harbor": {"job": "j"}, "regrade": "not an object"}) == HarborTrial({"job": "j"}, None)
+    run = {"version": 2, "run_id": "r", "kind": "alerting", "status": "complete", "task": {"id": "t"},
+           "agent": {"name": "a", "version": "1"}, "steps": 0}
+    assert HarborTrial.of_run(RunSummary.model_validate(run)) is None
+    trial = HarborTrial.of_run(RunSummary.model_validate({**run, "harbor": {"job": "j"}, "regrade": {"reward": 1.0}}))
+    assert trial == HarborTrial({"job": "j"}, {"reward": 1.0})
+    assert HarborTrial.from_json({"harbor": {"job": "j"}, "regrade": "not an object"}) == HarborTrial({"job": "j"}, None)
