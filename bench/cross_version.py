@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from contract.files import dump_json, read_json, write_atomic
 from contract.paths import task_dirs
-from proofs.cross_version import compare, grade_all, grade_mutants
+from proofs.cross_version import ToolSetGrade, compare, grade_all, grade_mutants
 
 
 def _run_set(name: str, env: dict[str, str], args: argparse.Namespace, out: Path) -> float:
@@ -64,8 +64,9 @@ def main() -> int:
         grades = grade_all(tasks, args.jobs)
         if args.mutants:
             grades.update(grade_mutants(tasks, args.jobs))
-        tools = next(iter(grades.values()))["tools"] if grades else {}
-        write_atomic(Path(args.worker), dump_json({"tools": tools, "grades": grades}))
+        tools = next(iter(grades.values())).tools if grades else {}
+        write_atomic(Path(args.worker), dump_json({"tools": tools, "grades": {
+            key: grade.to_json() for key, grade in grades.items()}}))
         return 0
     if not args.tools_b:
         parser.error("--tools-b DIR is required")
@@ -79,7 +80,8 @@ def main() -> int:
         a, b = read_json(Path(tmp) / "a.json"), read_json(Path(tmp) / "b.json")
     report = {"a": {"tools": a["tools"], "wall_s": round(seconds_a, 1)},
               "b": {"tools": b["tools"], "wall_s": round(seconds_b, 1)},
-              **compare(a["grades"], b["grades"])}
+              **compare(*({key: ToolSetGrade.from_json(value) for key, value in side["grades"].items()}
+                          for side in (a, b)))}
     print(f"{report['grades']} grades, {report['checks_compared']} check outcomes compared: "
           f"{len(report['differences'])} differ, {len(report['reward_differences'])} rewards differ "
           f"(A {seconds_a:.1f} s, B {seconds_b:.1f} s, ratio B/A {seconds_b / seconds_a:.2f})")
