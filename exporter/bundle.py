@@ -11,8 +11,9 @@ A bundle is an ES module script. Each source module becomes a function registere
 (its path under static/js/, ``lib/dom.js``) in ``globalThis.__alertforgeModules`` and is
 evaluated on its first ``__require`` (dependencies first, as its import lines come first); a
 lazy ``import("./x.js")`` becomes ``__lazy("x.js")``: a promise of the module, which loads the
-page's later bundle (``<page>.later.js``, next to the first one) the first time a module not
-yet registered is asked for. The bundles are not minified: rJSmin (tried) drops a space inside
+file holding it (one of the page's chunks, :data:`PAGE_CHUNKS`, else its later bundle
+``<page>.later.js``, next to the first one) the first time a module not yet registered is asked
+for. The bundles are not minified: rJSmin (tried) drops a space inside
 a template literal nested in another's ``${}`` (``, hunk`` became ``,hunk``), and gzip, which
 static hosts apply, keeps the bundles small enough (run.js: 77 kB, 23 kB gzipped; minified it
 was 49 kB, 15 kB gzipped): correct code before the last 8 kB. Only the modules' whole-line
@@ -42,7 +43,7 @@ BUNDLE_FOLDER = "static/bundles"
 
 REGISTRY = (
     "const __registry = globalThis.__alertforgeModules || (globalThis.__alertforgeModules = "
-    "{ modules: Object.create(null), cache: Object.create(null), later: null });\n"
+    "{ modules: Object.create(null), cache: Object.create(null), loading: Object.create(null) });\n"
 )
 LOADER = REGISTRY + (
     "function __require(name) {\n"
@@ -55,10 +56,12 @@ LOADER = REGISTRY + (
     "}\n"
 )
 PAGE_LAZY = (
+    "const __chunks = __CHUNKS;\n"
     "function __lazy(name) {\n"
     "  if (name in __registry.modules) return Promise.resolve().then(() => __require(name));\n"
-    "  __registry.later = __registry.later || import(__LATER);\n"
-    "  return __registry.later.then(() => __require(name));\n"
+    "  const file = __chunks[name] || __LATER;\n"
+    "  __registry.loading[file] = __registry.loading[file] || import(file);\n"
+    "  return __registry.loading[file].then(() => __require(name));\n"
     "}\n"
 )
 SINGLE_LAZY = "function __lazy(name) {\n  return Promise.resolve().then(() => __require(name));\n}\n"
@@ -132,17 +135,6 @@ def transform_module(name: str, source: str) -> tuple[str, list[str]]:
     return f"{body}\nreturn {{ {', '.join(exported)} }};", exported
 
 
-def lazy_modules(js_dir: Path, names: list[str]) -> list[str]:
-    """The ids of every module that ``names``' modules import lazily (``import("./x.js")``),
-    with the modules those import, statically or lazily, sorted; ``names`` themselves excluded.
-
-    ``names`` is a page's first bundle (closed under static imports), so what else it reaches
-    is what only a lazy import brings in. A path leaving static/js/ is refused when the
-    module is bundled (:func:`transform_module`).
-    """
-    return sorted(_reachable(js_dir, list(names), (IMPORT_FROM, DYNAMIC_IMPORT)) - set(names))
-
-
 COMMENT_LINE = re.compile(r"^\s*//")
 
 
@@ -190,26 +182,82 @@ def _registrations(js_dir: Path, names: list[str]) -> str:
     return "".join(parts)
 
 
+PAGE_CHUNKS: dict[str, dict[str, tuple[str, ...]]] = {
+    "run": {
+        "episode": ("components/episode.js",),
+        "atif": ("components/model-turn.js", "components/atif-parts.js", "components/trial-panel.js"),
+    },
+}
+"""Per page bundle, the modules it imports lazily that only some of its documents need, by chunk
+name: each chunk is a file of its own (``static/bundles/run.episode.js``), loaded when the page
+asks for one of its modules (pages/run.js: an episode's board once the head says the run is an
+episode; a model's turns, ATIF parts and a Harbor trial once the run has any), so an alerting
+run's first step loads neither. Every other lazily imported module is in ``<page>.later.js``."""
+
+
+def _lazy_roots(js_dir: Path, names: list[str]) -> set[str]:
+    """The ids ``names``' modules import lazily (``import("./x.js")``), directly."""
+    roots: set[str] = set()
+    for name in names:
+        path = js_dir / name
+        if path.is_file():
+            roots.update(filter(None, (module_id(name, specifier)
+                                       for specifier in DYNAMIC_IMPORT.findall(path.read_text(encoding="utf-8")))))
+    return roots
+
+
+def _chunk_modules(js_dir: Path, page: str, first: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """The page's later modules and each chunk's (:data:`PAGE_CHUNKS`), every one in exactly
+    one file: a chunk holds its roots and what they import statically that the first bundle
+    lacks; the later file what the page imports lazily otherwise.
+
+    Raises:
+        BadInput: a chunk root is not imported lazily by the first bundle, or a chunk's modules
+            reach (statically or lazily) a module of the later file or of another chunk.
+    """
+    chunks = PAGE_CHUNKS.get(page, {})
+    roots = _lazy_roots(js_dir, first)
+    held = {root for chunk_roots in chunks.values() for root in chunk_roots}
+    for root in sorted(held - roots):
+        raise BadInput(js_dir / root, f"is a chunk of the {page} page but no module of its first bundle imports it lazily")
+    later = sorted(_reachable(js_dir, sorted(roots - held), (IMPORT_FROM, DYNAMIC_IMPORT)) - set(first))
+    taken = set(first) | set(later)
+    files: dict[str, list[str]] = {}
+    for chunk, chunk_roots in chunks.items():
+        modules = _reachable(js_dir, list(chunk_roots), (IMPORT_FROM, DYNAMIC_IMPORT)) - set(first)
+        if modules & taken:
+            raise BadInput(js_dir / chunk_roots[0], f"the {chunk} chunk would share modules with another bundle file: "
+                           + ", ".join(sorted(modules & taken)))
+        taken |= modules
+        files[chunk] = sorted(modules)
+    return later, files
+
+
 def page_bundles(js_dir: Path, entry: str, page: str) -> dict[str, bytes]:
-    """A page's two bundle files as ``{site path: bytes}`` (``static/bundles/<page>.js`` and
-    ``static/bundles/<page>.later.js``; the later one only when the page imports lazily).
+    """A page's bundle files as ``{site path: bytes}``: ``static/bundles/<page>.js``, its chunks
+    (``<page>.<chunk>.js``, :data:`PAGE_CHUNKS`) and ``<page>.later.js`` (only when the page
+    imports lazily).
 
     ``entry`` is the page's entry module id (``pages/run.js``), ``page`` the bundle's name
     (``run``). The first file holds ``entry`` and every module it imports statically
-    (:func:`module_graph`), then runs ``entry``; the later file registers the
-    modules imported lazily from those (:func:`lazy_modules`) and runs nothing.
+    (:func:`module_graph`) and the map of which file holds each chunk's modules, then runs
+    ``entry``; the other files register their modules (:func:`_chunk_modules`) and run nothing.
 
     Raises:
-        BadInput: a module is missing or uses syntax :func:`transform_module` does not support.
+        BadInput: a module is missing or uses syntax :func:`transform_module` does not support;
+            a chunk as :func:`_chunk_modules` refuses it.
     """
     first = [entry, *module_graph(js_dir, entry)]
-    later = lazy_modules(js_dir, first)
-    later_path = f"./{page}.later.js"
-    head = LOADER + PAGE_LAZY.replace("__LATER", orjson.dumps(later_path).decode())
+    later, chunks = _chunk_modules(js_dir, page, first)
+    where = {name: f"./{page}.{chunk}.js" for chunk, names in chunks.items() for name in names}
+    head = LOADER + (PAGE_LAZY.replace("__LATER", orjson.dumps(f"./{page}.later.js").decode())
+                     .replace("__CHUNKS", orjson.dumps(where, option=orjson.OPT_SORT_KEYS).decode()))
     files = {f"{BUNDLE_FOLDER}/{page}.js":
              head + _registrations(js_dir, first) + f"__require({orjson.dumps(entry).decode()});\n"}
     if later:
         files[f"{BUNDLE_FOLDER}/{page}.later.js"] = REGISTRY + _registrations(js_dir, later)
+    for chunk, names in chunks.items():
+        files[f"{BUNDLE_FOLDER}/{page}.{chunk}.js"] = REGISTRY + _registrations(js_dir, names)
     return {path: text.encode("utf-8") for path, text in files.items()}
 
 

@@ -203,14 +203,18 @@ def test_run_page_loads_one_bundle_of_the_first_paint_modules(served_site):
     html = (served_site.out_dir / "run.html").read_text()
     assert re.findall(r'<script type="module" src="(static/[\w/.-]+\.js)"', html) == ["static/bundles/run.js"]
     assert "modulepreload" not in html and "static/js/" not in html, "the page asks for one bundle, no module"
-    first = _registered((served_site.out_dir / "static/bundles/run.js").read_text())
-    later = _registered((served_site.out_dir / "static/bundles/run.later.js").read_text())
-    assert {"pages/run.js", "lib/dom.js", "components/detail.js", "components/checks.js",
-            "components/episode.js", "components/episode-services.js"} <= first, "an episode's board is its first step"
+    bundles = served_site.out_dir / "static/bundles"
+    first, later, episode, atif = (_registered((bundles / f"run{part}.js").read_text())
+                                   for part in ("", ".later", ".episode", ".atif"))
+    assert {"pages/run.js", "lib/dom.js", "components/detail.js", "components/checks.js"} <= first
+    assert {"components/episode.js", "components/episode-services.js"} <= episode, "an episode's board: its own chunk"
+    assert {"components/model-turn.js", "components/atif-parts.js", "components/trial-panel.js"} <= atif
     lazy = {"components/matrix.js", "components/timeline.js", "components/curve.js",
             "components/inspector.js", "components/runsearch.js", "components/markdown.js"}
     assert not lazy & first, "parts drawn after the whole run file is in load lazily"
-    assert lazy <= later and not first & later, "each module is in exactly one of the two bundles"
+    assert lazy <= later
+    files = [first, later, episode, atif]
+    assert all(not a & b for i, a in enumerate(files) for b in files[i + 1:]), "each module is in exactly one file"
     assert html.index("window.__prefetched") < html.index('rel="stylesheet"'), "the data fetch starts first"
     assert "static/prefetch-run.js" not in html, "inlined: no request for it"
     assert 'rel="icon" href="data:image/svg+xml;base64,' in html, "the icon costs no request"
@@ -227,6 +231,21 @@ def test_the_later_bundle_loads_once_after_the_first_paint(served_site, page):
                           ".map((e) => e.startTime > performance.getEntriesByName('first-step-rendered')[0].startTime)")
     assert marks == [True], "the later bundle is asked for after the first step is drawn"
     assert page.locator("#matrix-panel").count() == 1
+
+
+def test_only_an_episode_loads_the_episode_chunk_and_before_its_board_is_drawn(served_site, page):
+    """An alerting run's first step needs none of the episode board's modules; an episode's board
+    is its first step, its chunk asked for as soon as the head says "episode" (prefetch-run.js)."""
+    requested = []
+    page.on("request", lambda request: requested.append(request.url.removeprefix(served_site.url)))
+    page.goto(f"{served_site.url}run.html?run=fixture-episode-easy")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "static/bundles/run.episode.js" in requested and "static/bundles/run.atif.js" not in requested
+    drawn = page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('run.episode.js'))"
+                          ".map((e) => e.responseEnd <= performance.getEntriesByName('first-step-rendered')[0].startTime)")
+    assert drawn == [True], "the board's modules are in before the first step is drawn"
+    assert page.locator("#episode-board").is_visible() and page.locator("#episode-result").count() == 1
+    assert page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.includes('run.episode.js')).length") == 1
 
 
 @pytest.mark.parametrize("text", ["a = '</SCRIPT>';", "b = '<!--';", "c = '</script ';"])

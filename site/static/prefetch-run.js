@@ -23,5 +23,9 @@
     return started[url];
   }
 
-  get(`data/run-heads/${id}.json`);
+  // an episode's first step is its board, whose modules are a chunk of their own
+  // (exporter/bundle.py PAGE_CHUNKS): its download starts as soon as the head says "episode"
+  get(`data/run-heads/${id}.json`).then((answer) => answer.ok && answer.json()).then((head) => {
+    if (head && head.kind === "episode") import("./static/bundles/run.episode.js").catch(() => {});
+  }, () => {});
 })();

@@ -38,11 +38,7 @@ import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTa
 import { formatCount, formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { highlightHunk, renderStepDetail } from "../components/detail.js";
-import { renderModelTurn, renderRunModel } from "../components/model-turn.js";
-import { renderStepAtif } from "../components/atif-parts.js";
-import { renderTrialPanel } from "../components/trial-panel.js";
 import { pageQuery } from "../lib/params.js";
-import { mountEpisodeBoard, mountEpisodeView } from "../components/episode.js";
 import { watchLive } from "../lib/live.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page's first bundle holds
@@ -63,6 +59,38 @@ function laterModules() {
 }
 
 const noop = () => {};
+
+// Parts only some runs need come in chunks of their own (exporter/bundle.py PAGE_CHUNKS), imported
+// once the head or the run file says the run needs them (needParts): an episode's board; a model's
+// turns, ATIF parts (media, subagents, copied context, trial sections) and a Harbor trial. Until
+// then, and for a run that needs none, they draw nothing (their blocks wait in <template>s).
+const parts = {
+  renderModelTurn: noop, renderRunModel: noop, renderStepAtif: noop, renderTrialPanel: noop,
+  mountEpisodeBoard: () => null, mountEpisodeView: () => null,
+};
+const partsLoaded = new Set();
+
+/** Whether `source` (a run file or head) has a part the atif chunk draws. */
+function hasAtifParts(source) {
+  return Boolean(source.llm || source.harbor || source.subagents?.length || source.steps.some((step) =>
+    step.llm || step.copied || step.section || step.media?.length || step.subagents?.length));
+}
+
+/** Import the chunks `source` needs that are not in yet (their functions go into `parts`). */
+async function needParts(source) {
+  if (source.kind === "episode" && !partsLoaded.has("episode")) {
+    const episode = await import("../components/episode.js");
+    Object.assign(parts, { mountEpisodeBoard: episode.mountEpisodeBoard, mountEpisodeView: episode.mountEpisodeView });
+    partsLoaded.add("episode");
+  }
+  if (hasAtifParts(source) && !partsLoaded.has("atif")) {
+    const [turn, atif, trial] = await Promise.all([import("../components/model-turn.js"),
+      import("../components/atif-parts.js"), import("../components/trial-panel.js")]);
+    Object.assign(parts, { renderModelTurn: turn.renderModelTurn, renderRunModel: turn.renderRunModel,
+      renderStepAtif: atif.renderStepAtif, renderTrialPanel: trial.renderTrialPanel });
+    partsLoaded.add("atif");
+  }
+}
 /** The checks view of a run with no check catalog (an episode): nothing to draw or finish. */
 const noChecks = Object.assign(() => {}, { finish: noop });
 // source: the whole run once loaded, else its head ({..., step_count, last_total, task, steps: first
@@ -163,8 +191,8 @@ function show(n, keepHunk = false) {
   state.views.matrix(state.step, state.check);
   state.views.inspector(source, state.step, state.check);
   renderStepDetail(step, source.kind, (hunk) => permalink(place(state.step, state.check, hunk, false)));
-  renderModelTurn(step);
-  renderStepAtif(step, source);
+  parts.renderModelTurn(step);
+  parts.renderStepAtif(step, source);
   highlightHunk(state.hunk);
   highlightCause();
   updatePermalinks();
@@ -226,7 +254,7 @@ function renderHeader(run, task) {
     : "This run is incomplete: it was interrupted or is still being recorded (the same command resumes it). It is left out of the means on the home page.");
   meta.append(el("div", null, el("dt", null, "Solved"), el("dd", null, el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no"))));
   fill(byId("instruction"), task.instruction);
-  renderRunModel(run);
+  parts.renderRunModel(run);
   byId("compare-link").setAttribute("href", `compare.html?${new URLSearchParams({ a: run.run_id }).toString()}`);
   fill(byId("step-count"), String((run === state.head ? run.step_count : run.steps.length) - 1));
 }
@@ -273,7 +301,7 @@ function showFromHead(wanted, episodeBoard) {
     checks: state.head.kind === "episode" ? noChecks : renderChecks(byId("checks-groups"), byId("checks-summary"), state.head.task, selectCheck, openBlame),
     matrix: noop,
     inspector: noop,
-    episode: episodeBoard ? mountEpisodeBoard(state.head) : null,
+    episode: episodeBoard ? parts.mountEpisodeBoard(state.head) : null,
   };
   show(wanted, true);
   markFirstStep();
@@ -286,7 +314,7 @@ async function showWhole(modules) {
   writeParams = modules.writeParams;
   const drawnFromHead = state.views !== null;
   if (!drawnFromHead) renderHeader(run, task);
-  renderTrialPanel(run);
+  parts.renderTrialPanel(run);
   byId("run-loading").hidden = true;
   const view = byId("run-view");
   view.hidden = false;
@@ -307,7 +335,7 @@ async function showWhole(modules) {
     matrix: noop,
     inspector: episode ? noop : timed("inspector", () => modules.createInspector(task, () => selectCheck(state.check), () => loadTaskInputs(run.task_id),
       whyOf, openBlame)),
-    episode: timed("episode", () => mountEpisodeView(run, show, drawnFromHead)),
+    episode: timed("episode", () => parts.mountEpisodeView(run, show, drawnFromHead)),
   };
   byId("btn-first").addEventListener("click", () => show(0));
   byId("btn-prev").addEventListener("click", () => show(state.step - 1));
@@ -341,17 +369,18 @@ async function showWhole(modules) {
 async function refreshRun(info) {
   if (!state.run || !Array.isArray(info.changed) || !info.changed.includes(state.run.run_id)) return;
   const run = await loadRun(state.run.run_id);
+  await needParts(run);
   const modules = state.modules;
   state.run = run;
   state.source = run;
   renderHeader(run, state.task);
-  renderTrialPanel(run);
+  parts.renderTrialPanel(run);
   state.views.timeline = modules.renderTimeline(byId("timeline"), run.steps, show);
   if (run.kind !== "episode") {
     state.views.curve = modules.renderCurve(byId("reward-curve"), run.steps, show);
     state.views.matrix = modules.renderMatrix(byId("matrix"), run.steps, state.task, selectCell);
   }
-  state.views.episode = mountEpisodeView(run, show, false);
+  state.views.episode = parts.mountEpisodeView(run, show, false);
   show(Math.min(state.step, lastStep()), true);
 }
 
@@ -397,7 +426,10 @@ async function main() {
     const inHead = head && Math.min(Math.max(Number.parseInt(wanted, 10) || 0, 0), head.step_count - 1) < head.steps.length;
     const episodeHead = Boolean(head) && head.kind === "episode";
     const fromHead = inHead && (!episodeHead || Boolean(head.episode));
-    if (fromHead) showFromHead(wanted, episodeHead);
+    if (fromHead) {
+      await needParts(head);
+      showFromHead(wanted, episodeHead);
+    }
     // The task file and the whole run file are fetched once the first step is drawn (nothing but
     // the head stands before it); the panel's other checks and every other part wait for both.
     // Drawn from the head, the first step's frame is presented before any of them is parsed or
@@ -424,6 +456,7 @@ async function main() {
       if (mismatch) throw new Error(`Run files for \u201c${runId}\u201d do not match: ${mismatch}. Export the site again.`);
     }
     modules = await later;
+    await needParts(state.run);
   } catch (error) {
     showError(error.message);
     return;
