@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from contract.site import SiteStep
 from contract.untrusted import Tree, UnsafeInput
 from exporter.media_clean import MEDIA_CAP, MEDIA_FOLDER, MediaRefused, clean_media
 from exporter.redact import Redactor
@@ -125,10 +126,11 @@ def step_parts(step: dict[str, Any], media: MediaFiles) -> dict[str, Any]:
     return shown
 
 
-def attach_atif_parts(steps: list[dict[str, Any]], run: RunFolder, media: MediaFiles) -> None:
-    """Add :func:`step_parts` to each site step (site step ``n`` is trajectory step ``n``)."""
+def attach_atif_parts(steps: list[SiteStep], run: RunFolder, media: MediaFiles) -> None:
+    """Set :func:`step_parts` on each site step (site step ``n`` is trajectory step ``n``)."""
     for site_step, step in zip(steps, run.trajectory["steps"]):
-        site_step.update(step_parts(step, media))
+        for name, value in step_parts(step, media).items():
+            setattr(site_step, name, value)
 
 
 def _subagent_step(step: dict[str, Any], media: MediaFiles) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from contract.site import SiteStep
+
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_:.-]{2,}")
 _FACT_KEYS = ("alert", "receiver", "label", "item", "matcher", "file")
 
@@ -43,7 +45,7 @@ def pick_hunk(diff: dict[str, Any] | None, tokens: set[str]) -> int | None:
     return best
 
 
-def attach_blame(steps: list[dict[str, Any]], checks: list[dict[str, Any]]) -> None:
+def attach_blame(steps: list[SiteStep], checks: list[dict[str, Any]]) -> None:
     """Set ``blame`` on each step: ``{check id: hunk index or None}`` for every check that
     turns red there (state ``0`` at step n, not ``0`` at step n - 1; at step 0 every failing
     check, which no change of the agent broke), and for every check that stays red at a step
@@ -58,8 +60,8 @@ def attach_blame(steps: list[dict[str, Any]], checks: list[dict[str, Any]]) -> N
     previous = ""
     kinds: dict[str, str | None] = {}
     for n, step in enumerate(steps):
-        states = step.get("checks") or ""
-        changed = step.get("causes") or {}
+        states = step.checks or ""
+        changed = step.causes or {}
         blame = {}
         for index, check in enumerate(checks):
             cid = check["id"]
@@ -71,18 +73,18 @@ def attach_blame(steps: list[dict[str, Any]], checks: list[dict[str, Any]]) -> N
                 continue
             turned_red = n == 0 or index >= len(previous) or previous[index] != "0"
             new_cause = (n > 0 and isinstance(cause, dict) and kind_before is not None
-                         and cause.get("kind") != kind_before and (step.get("diff") or {}).get("hunks"))
+                         and cause.get("kind") != kind_before and (step.diff or {}).get("hunks"))
             if turned_red or new_cause:
                 tokens = _cause_tokens(check, cause if isinstance(cause, dict) else None)
-                blame[cid] = pick_hunk(step.get("diff"), tokens) if n else None
-        step["blame"] = blame
+                blame[cid] = pick_hunk(step.diff, tokens) if n else None
+        step.blame = blame
         previous = states
 
 
-def blame_at(steps: list[dict[str, Any]], n: int, check_id: str) -> dict[str, Any] | None:
+def blame_at(steps: list[SiteStep], n: int, check_id: str) -> dict[str, Any] | None:
     """``{step, hunk}`` of a check failing at step n (steps with ``blame`` from
     :func:`attach_blame`), or None when it does not fail there."""
     for m in range(n, -1, -1):
-        if check_id in (steps[m].get("blame") or {}):
-            return {"step": m, "hunk": steps[m]["blame"][check_id]}
+        if check_id in (steps[m].blame or {}):
+            return {"step": m, "hunk": steps[m].blame[check_id]}
     return None

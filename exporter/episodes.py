@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.site import SiteStep
+
 SERVICE_FIELDS = (
     "status",
     "cpu_percent",
@@ -328,12 +330,10 @@ def episode_parts(trajectory_steps: list[dict[str, Any]]) -> list[dict[str, Any]
     return parts
 
 
-def attach_episode_parts(
-    site_steps: list[dict[str, Any]], trajectory_steps: list[dict[str, Any]]
-) -> None:
+def attach_episode_parts(site_steps: list[SiteStep], trajectory_steps: list[dict[str, Any]]) -> None:
     """Set ``env`` on every site step of an episode run (``null`` where the step has no env)."""
     for site_step, part in zip(site_steps, episode_parts(trajectory_steps), strict=True):
-        site_step["env"] = part
+        site_step.env = part
 
 
 def episode_head(steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -353,26 +353,28 @@ def episode_head(steps: list[dict[str, Any]]) -> dict[str, Any]:
     return {"done_step": None, "resolution": None}
 
 
-def episode_failures(run_document: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every penalized step of an exported episode run, for a failure gallery by penalty kind.
+def episode_failures(run_document: dict[str, Any], steps: list[SiteStep]) -> list[dict[str, Any]]:
+    """Every penalized step of an episode run (``run_document``: its run file's values, for its
+    ids; ``steps``: its site steps, ``env`` set by :func:`attach_episode_parts`), for a failure
+    gallery by penalty kind.
 
     Returns ``[{kind, run_id, task_id, step, action, arguments, reward}]`` in step order, one
     entry per (step, kind); ``step`` is the site step ``n`` (link: ``run.html?run=..&step=n``).
     """
     failures = []
-    for step in run_document.get("steps", []):
-        env = step.get("env") or {}
+    for step in steps:
+        env = step.env or {}
         for kind in env.get("penalties") or []:
-            tool = step.get("tool") or {}
+            tool = step.tool or {}
             failures.append(
                 {
                     "kind": kind,
                     "run_id": run_document["run_id"],
                     "task_id": run_document["task_id"],
-                    "step": step["n"],
+                    "step": step.n,
                     "action": tool.get("name"),
                     "arguments": tool.get("arguments"),
-                    "reward": step.get("reward"),
+                    "reward": step.reward,
                 }
             )
     return failures

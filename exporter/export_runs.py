@@ -26,7 +26,7 @@ import orjson
 
 from contract.errors import BadInput
 from contract.files import dump_json
-from contract.site import RunDocument
+from contract.site import RunDocument, SiteStep
 from contract.task_roots import TaskIndex
 from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
 from exporter.export_state import NO_TASK_FOLDER, ExportState, digest_of, key_of, text_digest
@@ -246,15 +246,16 @@ def _atif_fields(run: RunFolder, media: MediaFiles) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value}
 
 
-def run_files(run: RunFolder, steps: list[dict[str, Any]],
+def run_files(run: RunFolder, steps: list[SiteStep],
               extra_fields: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """A run's document (with ``extra_fields``) and its data file and long texts
+    """A run's document (with ``extra_fields``; its JSON values, as the data file holds them:
+    ``failed`` and ``causes`` as deltas, long texts moved out) and its data file and long texts
     (``{relative path: bytes}``).
 
     Raises:
         BadInput: the run's data file would be over :data:`MAX_FILE_BYTES` (names its trajectory.json).
     """
-    stored_steps, files = externalize_long_texts(run.run_id, delta_failed(steps))
+    stored_steps, files = externalize_long_texts(run.run_id, delta_failed([_values(step) for step in steps]))
     document = {**run_document(run, stored_steps), **(extra_fields or {})}
     RunDocument.model_validate(document)
     data = dump_json(document, indent=False)
@@ -262,6 +263,13 @@ def run_files(run: RunFolder, steps: list[dict[str, Any]],
         raise BadInput(run.path / "trajectory.json",
                        f"site data for this run would be {len(data)} bytes (limit {MAX_FILE_BYTES})")
     return document, {f"data/runs/{run.run_id}.json": data, **files}
+
+
+def _values(step: SiteStep) -> dict[str, Any]:
+    """The fields ``step`` has, as the run file holds them (``model_dump(exclude_unset=True)``
+    without copying its values: delta_failed and externalize_long_texts make new dicts and lists
+    where they change one, so ``step`` is left as it was)."""
+    return {name: value for name, value in step.__dict__.items() if name in step.model_fields_set}
 
 
 @dataclass
@@ -341,7 +349,6 @@ def make_run(read: MaskedRun, renaming: Renaming | None, with_media: bool, task_
     files.update(media.files)
     check_sizes(files)
     summary = run_summary(document, task, run.summary.agent.name)
-    full = {**document, "steps": steps}
     episode = document["kind"] == "episode"
     digest, _, _ = (task_parts or task_parts_of)(task)
     record = RunRecord(
@@ -350,9 +357,9 @@ def make_run(read: MaskedRun, renaming: Renaming | None, with_media: bool, task_
     heavy = {
         "tokens": run_tokens(steps), "head": head_parts(document),
         "files": {relative: hashlib.sha256(data).hexdigest() for relative, data in files.items()},
-        "gallery": {"checks": run_check_pages(full, task, steps),
-                    "penalties": run_penalty_pages(full) if episode else None,
-                    "outcomes": run_outcome_pages(full) if episode else None},
+        "gallery": {"checks": run_check_pages(document, task, steps),
+                    "penalties": run_penalty_pages(document, steps) if episode else None,
+                    "outcomes": run_outcome_pages(document, steps) if episode else None},
     }
     return MadeRun(files, orjson.dumps({**record.to_json(), **heavy}, option=orjson.OPT_SORT_KEYS), task,
                    read.raw_run_id, read.raw_task_id)

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from contract.site import SiteStep
 from exporter.blame import blame_at
 from exporter.gallery import CAUSE, FAMILY, KIND, FailureKind, GalleryAxis, root_signature, slug
 from exporter.task_folder import TaskInfo
@@ -45,11 +46,11 @@ def _page(pages: dict[str, FailureKind], axis: GalleryAxis, name: str) -> Failur
 
 
 def _failure_example(document: dict[str, Any], task: TaskInfo, check: dict[str, Any],
-                     detail: str, states: list[str], steps: list[dict[str, Any]]) -> dict[str, Any]:
+                     detail: str, states: list[str], steps: list[SiteStep]) -> dict[str, Any]:
     """One failing check of a run as a gallery example: the step where it last turned red,
     its cause and the blamed hunk."""
     turned = last_turned_red(states)
-    cause = (steps[-1].get("causes") or {}).get(check["id"]) or {}
+    cause = (steps[-1].causes or {}).get(check["id"]) or {}
     blame = blame_at(steps, len(steps) - 1, check["id"]) or {}
     return {
         "cause": cause.get("summary", ""),
@@ -68,7 +69,7 @@ def _failure_example(document: dict[str, Any], task: TaskInfo, check: dict[str, 
 
 
 def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: TaskInfo,
-             steps: list[dict[str, Any]]) -> None:
+             steps: list[SiteStep]) -> None:
     """Every check of one graded alerting run on its family and kind pages, its failures counted."""
     run_id = document["run_id"]
     kinds = {r["id"]: r.get("kind") or GENERAL_KIND for r in task.requirements}
@@ -80,10 +81,10 @@ def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: Task
         for page in targets:
             page.runs_with.add(run_id)
             page.checks.add((task.id, check["id"]))
-        if not last["checks"] or last["checks"][index] != "0":
+        if not last.checks or last.checks[index] != "0":
             continue
-        states = [step["checks"][index] if step["checks"] else "" for step in steps]
-        detail = last["failed"].get(check["id"], "") or "(no detail recorded)"
+        states = [step.checks[index] if step.checks else "" for step in steps]
+        detail = last.failed.get(check["id"], "") or "(no detail recorded)"
         example = _failure_example(document, task, check, detail, states, steps)
         cause_page = _page(pages, CAUSE, example["cause_kind"])
         cause_page.runs_with.add(run_id)
@@ -94,7 +95,7 @@ def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: Task
         cause_page.add_failure(run_id, cause, example, signature=root_signature(cause))
 
 
-def run_check_pages(document: dict[str, Any], task: TaskInfo, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def run_check_pages(document: dict[str, Any], task: TaskInfo, steps: list[SiteStep]) -> list[dict[str, Any]]:
     """What one run adds to the check gallery: its pages as
     :meth:`exporter.gallery.FailureKind.as_record` (``[]`` for a run that is not a graded
     alerting run). ``steps``: the run's full steps (each with its ``checks`` string and the

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from contract.site import SiteStep
 from exporter.episodes import GUESSED_KINDS, PENALTY_KINDS, episode_failures
 from exporter.gallery import PENALTY, FailureKind, GalleryAxis, slug
 
@@ -120,16 +121,17 @@ def _penalty_example(document: dict[str, Any], failure: dict[str, Any], detail: 
     }
 
 
-def run_penalty_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
+def run_penalty_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[dict[str, Any]]:
     """What one episode run adds to the penalty pages: the pages it hits as
-    :meth:`exporter.gallery.FailureKind.as_record` (``document``: the run's document, its steps
-    carrying ``env``: :func:`exporter.steps.build_steps` of an episode run)."""
+    :meth:`exporter.gallery.FailureKind.as_record` (``document``: the run file's values, for its
+    ids; ``steps``: its site steps, carrying ``env``: :func:`exporter.steps.build_steps` of an
+    episode run)."""
     pages: dict[str, FailureKind] = {}
-    steps = {step["n"]: step for step in document.get("steps", [])}
-    for failure in episode_failures(document):
+    by_n = {step.n: step for step in steps}
+    for failure in episode_failures(document, steps):
         page = pages.setdefault(failure["kind"], _penalty_page(failure["kind"]))
         detail = action_text(failure["action"], failure["arguments"])
-        said = _said(steps.get(failure["step"], {}).get("env") or {})
+        said = _said(by_n[failure["step"]].env or {})
         page.add_failure(document["run_id"], detail, _penalty_example(document, failure, detail, said))
     return [page.as_record() for page in pages.values()]
 
@@ -183,18 +185,17 @@ def _outcome_page(kind: str) -> FailureKind:
                        file=f"gallery/outcome-{slug(kind.replace(' ', '-'))}.html")
 
 
-def run_outcome_pages(document: dict[str, Any]) -> list[dict[str, Any]]:
+def run_outcome_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[dict[str, Any]]:
     """What one episode run adds to the outcome pages, as
     :meth:`exporter.gallery.FailureKind.as_record` (see :func:`outcome_gallery_from_records`)."""
     pages: dict[str, FailureKind] = {}
-    steps = document.get("steps") or [{"n": 0}]
-    last = steps[-1]
+    last = steps[-1].n if steps else 0
     reward = (document.get("final") or {}).get("reward")
     for kind, detail in outcomes_of(document):
         page = pages.setdefault(kind, _outcome_page(kind))
         example = {"run_id": document["run_id"], "status": document.get("status", "complete"),
                    "task_id": document["task_id"], "policy": document.get("policy"),
-                   "step": last.get("n", 0), "action": None, "detail": detail,
+                   "step": last, "action": None, "detail": detail,
                    "reward": reward if isinstance(reward, (int, float)) else 0.0, "said": None}
         page.add_failure(document["run_id"], detail, example)
     return [page.as_record() for page in pages.values()]

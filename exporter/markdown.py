@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from contract.site import SiteStep
 from contract.task_roots import TaskIndex
 from contract.text import markdown_code, markdown_text
 from exporter.blame import blame_at
@@ -61,45 +62,45 @@ def _where(run: RunFolder, step_id: int, site_url: str | None, n: int) -> str:
     return f"trajectory.json of run {run.run_id}, step_id {step_id}"
 
 
-def _step_section(run: RunFolder, step: dict[str, Any], previous: str, task: TaskInfo,
+def _step_section(run: RunFolder, step: SiteStep, previous: str, task: TaskInfo,
                   site_url: str | None) -> list[str]:
     """The Markdown of one step: heading with reward, message, tool call, output, diff, changes."""
-    n, where = step["n"], _where(run, step["step_id"], site_url, step["n"])
-    reward = f"reward {step['reward']:+.4f}, total {step['total']:.4f}" if step["graded"] else "not graded"
-    out = [f"### Step {n} ({markdown_text(step['source'])}; {reward})", ""]
-    if step["message"] and step["message"] == task.instruction:
+    n, where = step.n, _where(run, step.step_id, site_url, step.n)
+    reward = f"reward {step.reward:+.4f}, total {step.total:.4f}" if step.graded else "not graded"
+    out = [f"### Step {n} ({markdown_text(step.source)}; {reward})", ""]
+    if step.message and step.message == task.instruction:
         out += ["(the task above)", ""]
-    elif step["message"]:
-        out += [fence(cut(step["message"], "message", where), "text"), ""]
-    if step["tool"]:
-        arguments = json.dumps(step["tool"]["arguments"], indent=1, ensure_ascii=False)
-        out += [f"Tool call {markdown_code(step['tool']['name'])}:", "", fence(cut(arguments, "arguments", where), "json"), ""]
-    if step["output"]:
-        out += ["Output:", "", fence(cut(step["output"], "output", where)), ""]
-    if step["diff"] and step["diff"].get("hunks"):
-        out += ["Diff:", "", fence(cut(_diff_text(step["diff"]), "diff", where), "diff"), ""]
+    elif step.message:
+        out += [fence(cut(step.message, "message", where), "text"), ""]
+    if step.tool:
+        arguments = json.dumps(step.tool["arguments"], indent=1, ensure_ascii=False)
+        out += [f"Tool call {markdown_code(step.tool['name'])}:", "", fence(cut(arguments, "arguments", where), "json"), ""]
+    if step.output:
+        out += ["Output:", "", fence(cut(step.output, "output", where)), ""]
+    if step.diff and step.diff.get("hunks"):
+        out += ["Diff:", "", fence(cut(_diff_text(step.diff), "diff", where), "diff"), ""]
     ids = [c["id"] for c in task.checks]
-    if step["changed"] and previous:
-        red = [ids[i] for i in step["changed"] if step["checks"][i] == "0"]
-        green = [ids[i] for i in step["changed"] if step["checks"][i] == "1"]
+    if step.changed and previous:
+        red = [ids[i] for i in step.changed if step.checks[i] == "0"]
+        green = [ids[i] for i in step.changed if step.checks[i] == "1"]
         for words, names in (("Turned red", red), ("Turned green", green)):
             if names:
                 out += [f"{words}: " + ", ".join(markdown_code(c) for c in names), ""]
     return out
 
 
-def _failing_section(steps: list[dict[str, Any]], task: TaskInfo) -> list[str]:
+def _failing_section(steps: list[SiteStep], task: TaskInfo) -> list[str]:
     """Checks red at the last step: detail, cause and blame."""
     last = steps[-1]
     failing = [(i, c) for i, c in enumerate(task.checks)
-               if last["checks"] and last["checks"][i] == "0"]
+               if last.checks and last.checks[i] == "0"]
     out = [f"## Failing checks at the last step ({len(failing)})", ""]
     for _, check in failing:
-        cause = (last.get("causes") or {}).get(check["id"])
+        cause = (last.causes or {}).get(check["id"])
         blame = blame_at(steps, len(steps) - 1, check["id"])
         out.append(f"- **{markdown_code(check['id'])}** ({markdown_text(check.get('family') or '')}): "
                    f"{markdown_text(check.get('label') or '')}")
-        out.append(f"  - detail: {markdown_text(last['failed'].get(check['id']) or '(no detail recorded)')}")
+        out.append(f"  - detail: {markdown_text(last.failed.get(check['id']) or '(no detail recorded)')}")
         if cause:
             out.append(f"  - cause ({markdown_text(cause['kind'])}): {markdown_text(cause['summary'])}")
         else:
@@ -130,7 +131,7 @@ def run_markdown(folder: Path, *, redactor: Redactor | None, task_index: TaskInd
     steps = build_steps(run, task)
     summary = run.summary
     reward = summary.final.reward if summary.final is not None else None
-    reward = reward if reward is not None else steps[-1]["total"]
+    reward = reward if reward is not None else steps[-1].total
     lines = [f"# Run {markdown_code(run.run_id)}", "",
              f"- task: {markdown_code(task.id)} {markdown_text(task.title)}",
              (f"- policy: {markdown_text(summary.policy or '-')}; "
@@ -141,7 +142,7 @@ def run_markdown(folder: Path, *, redactor: Redactor | None, task_index: TaskInd
     previous = ""
     for step in steps:
         lines += _step_section(run, step, previous, task, site_url)
-        previous = step["checks"]
+        previous = step.checks
     if summary.kind == "alerting" and task.checks:
         lines += _failing_section(steps, task)
     return "\n".join(lines).rstrip() + "\n"

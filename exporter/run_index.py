@@ -15,7 +15,7 @@ from typing import IO, Any, Self
 
 import orjson
 
-from contract.site import RunRow
+from contract.site import RunRow, SiteStep
 
 SHARD_ROWS = 250
 """Run rows per ``data/runs-index/<k>.json`` shard: the home page's first load takes one (about
@@ -63,30 +63,25 @@ def tokens(text: str) -> set[str]:
     return set(TOKEN.findall(text.lower()))
 
 
-def step_search_text(step: dict[str, Any]) -> str:
+def step_search_text(step: SiteStep) -> str:
     """What cross-run search covers in a step: tool name, arguments (as JSON text) and output."""
-    import orjson
-
     parts = []
-    tool = step.get("tool")
+    tool = step.tool
     if tool:
         parts.append(str(tool.get("name") or ""))
         parts.append(orjson.dumps(tool.get("arguments"), option=orjson.OPT_SORT_KEYS).decode())
-    if step.get("output"):
-        parts.append(step["output"])
+    if step.output:
+        parts.append(step.output)
     return "\n".join(parts)
 
 
-def run_tokens(steps: list[dict[str, Any]], full_texts: dict | None = None) -> dict[str, list[int]]:
+def run_tokens(steps: list[SiteStep]) -> dict[str, list[int]]:
     """``{token: [step n, ...]}`` of one run: the first :data:`STEPS_PER_POSTING` steps holding
-    each token, in step order (``full_texts`` as :meth:`SearchIndex.add_run`'s)."""
+    each token, in step order."""
     found: dict[str, list[int]] = {}
     for step in steps:
-        n = step["n"]
-        text = (full_texts or {}).get(n)
-        if text is None:
-            text = step_search_text(step)
-        for token in tokens(text):
+        n = step.n
+        for token in tokens(step_search_text(step)):
             listed = found.setdefault(token, [])
             if len(listed) < STEPS_PER_POSTING:
                 listed.append(n)
@@ -131,10 +126,6 @@ class SearchIndex:
         """Remove the spill file (if one was made)."""
         if self._file is not None:
             self._file.close()
-
-    def add_run(self, run_number: int, steps: list[dict[str, Any]], full_texts: dict | None = None) -> None:
-        """Index one run's steps (``full_texts``: ``{n: text}`` overriding a step's search text)."""
-        self.add_tokens(run_number, run_tokens(steps, full_texts))
 
     def add_tokens(self, run_number: int, found: dict[str, list[int]]) -> None:
         """Index one run by its :func:`run_tokens` (``{token: [step, ...]}``).

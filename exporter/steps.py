@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.errors import BadInput
+from contract.site import SiteStep
 from exporter.blame import attach_blame
 from exporter.diffs import WorkspaceReplay
 from exporter.episodes import attach_episode_parts
@@ -176,8 +177,10 @@ def _episode_env(level: _Level, env: Any, n: int, path: Path) -> tuple[bool, flo
     return True, reward
 
 
-def build_steps(run: RunFolder, task: TaskInfo) -> list[dict[str, Any]]:
-    """The site's ``steps[]`` for one run (docs/formats.md "Site data").
+def build_steps(run: RunFolder, task: TaskInfo) -> list[SiteStep]:
+    """The site's ``steps[]`` for one run (docs/formats.md "Site data"), as contract.site.SiteStep
+    objects (the fields a step has none of are unset: ``model_dump(exclude_unset=True)`` is the
+    step of the run file before its long texts are moved out).
 
     Step ``n`` is trajectory step ``n + 1`` (n = 0 is the user step: the initial state).
     ``reward`` is the step's change (0 on n = 0 and on ungraded steps), ``total`` the level
@@ -220,30 +223,30 @@ when there is any) the latest grade's hygiene findings and version differences
                     content = edit.get("content") if isinstance(edit.get("content"), str) else ""
                     shown = replay.write({"path": edit["path"], "content": content})
                     diff = diff or shown
-        steps.append(
-            {
-                "n": n,
-                "step_id": step["step_id"],
-                "source": step["source"],
-                "message": content_text(step.get("message")),
-                "tool": tool,
-                "output": output,
-                "diff": diff,
-                "graded": graded,
-                "reward": reward,
-                "total": level.total,
-                "checks": level.checks,
-                "changed": changed_indices(previous_checks, level.checks) if n else [],
-                "failed": dict(level.failed),
-                "causes": dict(level.causes),
-                "blame": {},
-                **({"orphans": orphans} if orphans else {}),
-                **({"config": level.config} if level.config else {}),
-            }
-        )
+        # built from values this module checked; the run document they end in is validated
+        # whole (contract.site.RunDocument) before it is written
+        steps.append(SiteStep.model_construct(
+            n=n,
+            step_id=step["step_id"],
+            source=step["source"],
+            message=content_text(step.get("message")),
+            tool=tool,
+            output=output,
+            diff=diff,
+            graded=graded,
+            reward=reward,
+            total=level.total,
+            checks=level.checks,
+            changed=changed_indices(previous_checks, level.checks) if n else [],
+            failed=dict(level.failed),
+            causes=dict(level.causes),
+            blame={},
+            **({"orphans": orphans} if orphans else {}),
+            **({"config": level.config} if level.config else {}),
+        ))
         model_turn = llm_part(step)
         if model_turn is not None:
-            steps[-1]["llm"] = model_turn
+            steps[-1].llm = model_turn
     if not alerting:
         attach_episode_parts(steps, run.trajectory["steps"])
     else:

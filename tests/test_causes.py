@@ -251,6 +251,7 @@ def test_inhibit_without_any_rule_for_the_source_says_so():
 
 
 def test_hostile_recorded_causes_are_dropped_or_kept_as_text():
+    from contract.site import SiteStep
     from exporter.blame import attach_blame, blame_at
     from exporter.steps import recorded_causes
 
@@ -258,9 +259,9 @@ def test_hostile_recorded_causes_are_dropped_or_kept_as_text():
                                     "facts": {"missing": "not a list", "extra": [1, None]}},
                               "b": "not an object", "c": {"kind": 3, "summary": "x"}})
     assert list(causes) == ["a"] and causes["a"]["summary"].startswith("<img")
-    steps = [{"checks": "1", "causes": {}, "diff": None},
-             {"checks": "0", "causes": causes,
-              "diff": {"hunks": [{"header": "@@", "lines": [["+", "x"]]}]}}]
+    steps = [SiteStep.model_construct(**step) for step in (
+        {"checks": "1", "causes": {}, "diff": None},
+        {"checks": "0", "causes": causes, "diff": {"hunks": [{"header": "@@", "lines": [["+", "x"]]}]}})]
     attach_blame(steps, [{"id": "a", "label": "A"}])
     assert blame_at(steps, 1, "a") == {"step": 1, "hunk": 0}
     assert recorded_causes(["not", "a", "map"]) == {}
@@ -270,6 +271,7 @@ def test_blame_follows_the_step_that_gave_a_red_check_its_current_cause():
     """Red in the pristine repo for one reason and red later for another (a catch-all route
     added where a route was missing): blamed on the step that brought the current cause, with
     the hunk naming it; a step that leaves the cause's kind alone or changes no file is not."""
+    from contract.site import SiteStep
     from exporter.blame import attach_blame, blame_at
 
     missing = {"kind": "route-receiver-unrouted", "summary": "no route delivers to pager", "facts": {}}
@@ -277,10 +279,11 @@ def test_blame_follows_the_step_that_gave_a_red_check_its_current_cause():
                  "facts": {"receiver": "core-services-pager"}}
     hunks = {"hunks": [{"header": "@@ -1 +1 @@", "lines": [["-", "platform-pager"], ["+", "platform-oncall"]]},
                        {"header": "@@ -9 +9 @@", "lines": [["+", "- receiver: core-services-pager"]]}]}
-    steps = [{"checks": "0", "causes": {"r": missing}, "diff": None},
-             {"checks": "0", "causes": {"r": missing}, "diff": {"hunks": [{"header": "@@", "lines": [["+", "x"]]}]}},
-             {"checks": "0", "causes": {"r": catch_all}, "diff": hunks},
-             {"checks": "0", "causes": {"r": catch_all}, "diff": {"hunks": [{"header": "@@", "lines": [["+", "y"]]}]}}]
+    steps = [SiteStep.model_construct(**step) for step in (
+        {"checks": "0", "causes": {"r": missing}, "diff": None},
+        {"checks": "0", "causes": {"r": missing}, "diff": {"hunks": [{"header": "@@", "lines": [["+", "x"]]}]}},
+        {"checks": "0", "causes": {"r": catch_all}, "diff": hunks},
+        {"checks": "0", "causes": {"r": catch_all}, "diff": {"hunks": [{"header": "@@", "lines": [["+", "y"]]}]}})]
     attach_blame(steps, [{"id": "r", "label": "R1 route"}])
     assert blame_at(steps, 1, "r") == {"step": 0, "hunk": None}
     assert blame_at(steps, 2, "r") == {"step": 2, "hunk": 1}

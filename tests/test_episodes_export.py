@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import readable, site_run_id
 
+from contract.site import SiteStep
 from exporter.episodes import episode_failures, penalty_kinds, service_changes
 from exporter.export import export_site
 from recorder.importers.aria_transcripts import EXAMPLE_EPISODES, import_episodes
@@ -87,7 +88,8 @@ def test_penalty_kinds_from_real_episodes(site):
     assert kinds["aria-medium__poor__s42"][1] == ["red herring", "collateral restart"]
     assert kinds["aria-medium__poor__s42"][4] == ["collateral restart"]
     assert all(k == [] for k in kinds["aria-easy__expert__s42"])
-    failures = episode_failures(run_file(site, "aria-easy__poor__s42"))
+    document = run_file(site, "aria-easy__poor__s42")
+    failures = episode_failures(document, [SiteStep.model_validate(step) for step in document["steps"]])
     assert failures[0] == {
         "kind": "fix before diagnosis",
         "run_id": site_run_id(site, "aria-easy__poor__s42"),
