@@ -30,6 +30,7 @@ from contract.site import RunDocument, SiteStep
 from contract.task_roots import TaskIndex
 from exporter.atif_view import MediaFiles, attach_atif_parts, harbor_view, subagent_documents
 from exporter.export_state import NO_TASK_FOLDER, ExportState, digest_of, key_of, text_digest
+from exporter.gallery import PagePart
 from exporter.gallery_checks import run_check_pages
 from exporter.gallery_episodes import run_outcome_pages, run_penalty_pages
 from exporter.long_text import delta_failed, externalize_long_texts
@@ -357,12 +358,16 @@ def make_run(read: MaskedRun, renaming: Renaming | None, with_media: bool, task_
     heavy = {
         "tokens": run_tokens(steps), "head": head_parts(document),
         "files": {relative: hashlib.sha256(data).hexdigest() for relative, data in files.items()},
-        "gallery": {"checks": run_check_pages(document, task, steps),
-                    "penalties": run_penalty_pages(document, steps) if episode else None,
-                    "outcomes": run_outcome_pages(document, steps) if episode else None},
+        "gallery": {"checks": _json_parts(run_check_pages(document, task, steps)),
+                    "penalties": _json_parts(run_penalty_pages(document, steps)) if episode else None,
+                    "outcomes": _json_parts(run_outcome_pages(document, steps)) if episode else None},
     }
     return MadeRun(files, orjson.dumps({**record.to_json(), **heavy}, option=orjson.OPT_SORT_KEYS), task,
                    read.raw_run_id, read.raw_task_id)
+
+
+def _json_parts(parts: list[PagePart]) -> list[dict[str, Any]]:
+    return [part.to_json() for part in parts]
 
 
 def make_run_on_worker(read: MaskedRun, redactor: Redactor | None, with_media: bool) -> MadeRun:

@@ -31,6 +31,7 @@ from contract.site import (
 from exporter.bundle import page_assets
 from exporter.export_runs import MAX_FILE_BYTES, ExportContext, RunEntry, check_sizes, read_masked
 from exporter.export_state import digest_of
+from exporter.gallery import PagePart
 from exporter.gallery_checks import check_gallery_from_records
 from exporter.gallery_episodes import outcome_gallery_from_records, penalty_gallery_from_records
 from exporter.harbor_jobs import job_rows
@@ -199,19 +200,23 @@ def _index_files(entries: list[RunEntry], tasks: dict[str, SiteTask], context: E
 
 
 def _gallery(entries: list[RunEntry]) -> dict[str, Any]:
-    """The gallery data of :func:`exporter.render.render_pages`, from the records."""
-    episodes: list[tuple[str, dict[str, Any]]] = []
+    """The gallery data of :func:`exporter.render.render_pages`, from the records' gallery parts
+    (exporter.gallery.PagePart, kept as JSON values)."""
+    penalties: list[tuple[str, list[PagePart]]] = []
+    outcomes: list[tuple[str, list[PagePart]]] = []
 
-    def checks():  # each run's gallery part read once: its checks merged, an episode's part kept
+    def checks():  # each run's gallery part read once: its checks merged, an episode's parts kept
         for entry in entries:
             part = entry.part("gallery")
             if part["penalties"] is not None:
-                episodes.append((entry.record.run_id, part))
-            yield part["checks"]
+                run_id = entry.record.run_id
+                penalties.append((run_id, [PagePart.from_json(value) for value in part["penalties"]]))
+                outcomes.append((run_id, [PagePart.from_json(value) for value in part["outcomes"]]))
+            yield [PagePart.from_json(value) for value in part["checks"]]
 
     gallery = check_gallery_from_records(checks())
-    gallery["penalties"] = penalty_gallery_from_records([(run_id, g["penalties"]) for run_id, g in episodes])
-    gallery["outcomes"] = outcome_gallery_from_records([(run_id, g["outcomes"]) for run_id, g in episodes])
+    gallery["penalties"] = penalty_gallery_from_records(penalties)
+    gallery["outcomes"] = outcome_gallery_from_records(outcomes)
     return gallery
 
 

@@ -117,6 +117,44 @@ class DetailGroup:
     examples: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class PagePart:
+    """What one run adds to one gallery page (:meth:`FailureKind.part`): the page's ``axis``
+    name and ``name``, the run ids it applies to (``runs_with``) and hits (``runs_hit``), its
+    ``(task id, check id)`` pairs (``checks``) and its detail groups as ``(signature, detail,
+    failures, run ids, examples)`` (``groups``). A site export keeps each run's parts as JSON
+    values (:meth:`to_json`, :meth:`from_json`) in its spool and incremental state, so an
+    export that reuses the run merges them (:meth:`FailureKind.merge`) instead of reading the
+    run again."""
+
+    axis: str
+    name: str
+    runs_with: list[str]
+    runs_hit: list[str]
+    checks: list[tuple[str, str]]
+    groups: list[tuple[str, str, int, list[str], list[dict[str, Any]]]]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{axis, name, runs_with[], runs_hit[], checks[[task id, check id]], groups[[signature,
+        detail, failures, runs[], examples[]]]}``."""
+        return {"axis": self.axis, "name": self.name, "runs_with": list(self.runs_with),
+                "runs_hit": list(self.runs_hit), "checks": [list(pair) for pair in self.checks],
+                "groups": [list(group) for group in self.groups]}
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> PagePart:
+        """:meth:`to_json`'s values read back (from the export's own spool or state, whose
+        records are checked by their digests).
+
+        Raises:
+            KeyError, TypeError, ValueError: ``value`` is not of that shape.
+        """
+        return cls(str(value["axis"]), str(value["name"]), list(value["runs_with"]), list(value["runs_hit"]),
+                   [(str(task_id), str(check_id)) for task_id, check_id in value["checks"]],
+                   [(signature, detail, int(failures), list(runs), list(examples))
+                    for signature, detail, failures, runs, examples in value["groups"]])
+
+
 @dataclass
 class FailureKind:
     """One gallery page: a failure kind on one axis, with its detail groups.
@@ -147,28 +185,21 @@ class FailureKind:
         if len(group.examples) < EXAMPLES_PER_GROUP:
             group.examples.append(example)
 
-    def as_record(self) -> dict[str, Any]:
-        """What one run added to this page, as JSON values: ``{axis, name, runs_with[], runs_hit[],
-        checks[[task id, check id]], groups[[signature, detail, failures, runs[], examples[]]]}``
-        (sets sorted). A site export keeps it per run, so an export that reuses the run merges
-        it (:meth:`merge`) instead of reading the run again."""
-        return {
-            "axis": self.axis.name, "name": self.name,
-            "runs_with": sorted(self.runs_with), "runs_hit": sorted(self.runs_hit),
-            "checks": sorted([task_id, check_id] for task_id, check_id in self.checks),
-            "groups": [[g.signature, g.detail, g.failures, sorted(g.runs), g.examples]
-                       for g in self.groups.values()],
-        }
+    def part(self) -> PagePart:
+        """What one run added to this page (a page made from that run alone), sets sorted."""
+        return PagePart(self.axis.name, self.name, sorted(self.runs_with), sorted(self.runs_hit),
+                        sorted(self.checks),
+                        [(g.signature, g.detail, g.failures, sorted(g.runs), g.examples) for g in self.groups.values()])
 
-    def merge(self, record: dict[str, Any]) -> None:
-        """Add one run's :meth:`as_record` of this page: the same page as if that run's failures
+    def merge(self, part: PagePart) -> None:
+        """Add one run's :meth:`part` of this page: the same page as if that run's failures
         were added here with :meth:`add_failure` (runs merged in the order they were added)."""
         # one string per run id in every set (a site's runs are in many pages' sets at once)
-        self.runs_with.update(map(sys.intern, record["runs_with"]))
-        self.runs_hit.update(map(sys.intern, record["runs_hit"]))
+        self.runs_with.update(map(sys.intern, part.runs_with))
+        self.runs_hit.update(map(sys.intern, part.runs_hit))
         # a task's checks come again with each of its runs: the set keeps one tuple per check
-        self.checks.update(map(tuple, record["checks"]))
-        for signature, detail, failures, runs, examples in record["groups"]:
+        self.checks.update(part.checks)
+        for signature, detail, failures, runs, examples in part.groups:
             group = self.groups.setdefault(signature, DetailGroup(signature, detail))
             group.failures += failures
             group.runs.update(map(sys.intern, runs))

@@ -14,7 +14,16 @@ from typing import Any
 
 from contract.site import SiteStep
 from exporter.blame import blame_at
-from exporter.gallery import CAUSE, FAMILY, KIND, FailureKind, GalleryAxis, root_signature, slug
+from exporter.gallery import (
+    CAUSE,
+    FAMILY,
+    KIND,
+    FailureKind,
+    GalleryAxis,
+    PagePart,
+    root_signature,
+    slug,
+)
 from exporter.task_folder import TaskInfo
 
 NO_CAUSE_RECORDED = "no cause recorded"
@@ -95,30 +104,30 @@ def _add_run(pages: dict[str, FailureKind], document: dict[str, Any], task: Task
         cause_page.add_failure(run_id, cause, example, signature=root_signature(cause))
 
 
-def run_check_pages(document: dict[str, Any], task: TaskInfo, steps: list[SiteStep]) -> list[dict[str, Any]]:
-    """What one run adds to the check gallery: its pages as
-    :meth:`exporter.gallery.FailureKind.as_record` (``[]`` for a run that is not a graded
+def run_check_pages(document: dict[str, Any], task: TaskInfo, steps: list[SiteStep]) -> list[PagePart]:
+    """What one run adds to the check gallery: its pages' parts
+    (:meth:`exporter.gallery.FailureKind.part`; ``[]`` for a run that is not a graded
     alerting run). ``steps``: the run's full steps (each with its ``checks`` string and the
     complete ``failed`` map)."""
     if document["kind"] != "alerting" or not task.checks:
         return []
     pages: dict[str, FailureKind] = {}
     _add_run(pages, document, task, steps)
-    return [page.as_record() for page in pages.values()]
+    return [page.part() for page in pages.values()]
 
 
 AXES = {axis.name: axis for axis in (FAMILY, KIND, CAUSE)}
 
 
-def check_gallery_from_records(runs: Iterable[list[dict[str, Any]]]) -> dict[str, Any]:
+def check_gallery_from_records(runs: Iterable[list[PagePart]]) -> dict[str, Any]:
     """The check gallery's data from each run's :func:`run_check_pages`, the runs in run_id
     order (read once: an iterator keeps only one run's entries in memory): ``{"families":
     [page...], "kinds": [page...], "causes": [page...]}``, each page as
     :meth:`exporter.gallery.FailureKind.as_dict`, sorted by name (alerting runs count)."""
     pages: dict[str, FailureKind] = {}
-    for records in runs:
-        for record in records:
-            _page(pages, AXES[record["axis"]], record["name"]).merge(record)
+    for parts in runs:
+        for part in parts:
+            _page(pages, AXES[part.axis], part.name).merge(part)
     by_axis: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for page in sorted(pages.values(), key=lambda p: (p.axis.name, p.name)):
         by_axis[page.axis.name].append(page.as_dict())

@@ -23,7 +23,7 @@ from typing import Any
 
 from contract.site import SiteStep
 from exporter.episodes import GUESSED_KINDS, PENALTY_KINDS, episode_failures
-from exporter.gallery import PENALTY, FailureKind, GalleryAxis, slug
+from exporter.gallery import PENALTY, FailureKind, GalleryAxis, PagePart, slug
 
 PENALTY_DESCRIPTIONS = {
     "fix before diagnosis": "a remediation before any diagnosis was credited, -0.05 "
@@ -121,9 +121,9 @@ def _penalty_example(document: dict[str, Any], failure: dict[str, Any], detail: 
     }
 
 
-def run_penalty_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[dict[str, Any]]:
-    """What one episode run adds to the penalty pages: the pages it hits as
-    :meth:`exporter.gallery.FailureKind.as_record` (``document``: the run file's values, for its
+def run_penalty_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[PagePart]:
+    """What one episode run adds to the penalty pages: the parts of the pages it hits
+    (:meth:`exporter.gallery.FailureKind.part`; ``document``: the run file's values, for its
     ids; ``steps``: its site steps, carrying ``env``: :func:`exporter.steps.build_steps` of an
     episode run)."""
     pages: dict[str, FailureKind] = {}
@@ -133,10 +133,10 @@ def run_penalty_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[d
         detail = action_text(failure["action"], failure["arguments"])
         said = _said(by_n[failure["step"]].env or {})
         page.add_failure(document["run_id"], detail, _penalty_example(document, failure, detail, said))
-    return [page.as_record() for page in pages.values()]
+    return [page.part() for page in pages.values()]
 
 
-def penalty_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+def penalty_gallery_from_records(runs: list[tuple[str, list[PagePart]]]) -> list[dict[str, Any]]:
     """Penalty-kind pages from ``[(run id, run_penalty_pages), ...]`` of the episode runs in
     run_id order. With at least one episode run, every kind of
     :data:`~exporter.episodes.PENALTY_KINDS` some run hit gets a page (in that order), then any
@@ -148,9 +148,9 @@ def penalty_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -
     if not runs:
         return []
     pages = {kind: _penalty_page(kind) for kind in PENALTY_KINDS}
-    for _, records in runs:
-        for record in records:
-            pages.setdefault(record["name"], _penalty_page(record["name"])).merge(record)
+    for _, parts in runs:
+        for part in parts:
+            pages.setdefault(part.name, _penalty_page(part.name)).merge(part)
     for page in pages.values():
         page.runs_with.update(run_id for run_id, _ in runs)
     known = [pages[kind] for kind in PENALTY_KINDS if pages[kind].runs_hit]
@@ -185,9 +185,9 @@ def _outcome_page(kind: str) -> FailureKind:
                        file=f"gallery/outcome-{slug(kind.replace(' ', '-'))}.html")
 
 
-def run_outcome_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[dict[str, Any]]:
-    """What one episode run adds to the outcome pages, as
-    :meth:`exporter.gallery.FailureKind.as_record` (see :func:`outcome_gallery_from_records`)."""
+def run_outcome_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[PagePart]:
+    """What one episode run adds to the outcome pages: their parts
+    (:meth:`exporter.gallery.FailureKind.part`; see :func:`outcome_gallery_from_records`)."""
     pages: dict[str, FailureKind] = {}
     last = steps[-1].n if steps else 0
     reward = (document.get("final") or {}).get("reward")
@@ -198,19 +198,19 @@ def run_outcome_pages(document: dict[str, Any], steps: list[SiteStep]) -> list[d
                    "step": last, "action": None, "detail": detail,
                    "reward": reward if isinstance(reward, (int, float)) else 0.0, "said": None}
         page.add_failure(document["run_id"], detail, example)
-    return [page.as_record() for page in pages.values()]
+    return [page.part() for page in pages.values()]
 
 
-def outcome_gallery_from_records(runs: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+def outcome_gallery_from_records(runs: list[tuple[str, list[PagePart]]]) -> list[dict[str, Any]]:
     """Outcome pages (``gallery/outcome-<slug>.html``) from ``[(run id, run_outcome_pages),
     ...]`` of the episode runs in run_id order: one per outcome some episode run had, in
     :data:`OUTCOME_DESCRIPTIONS` order; each example is the run's last step (``{run_id, task_id,
     policy, step, action, detail, reward, said}``, reward the run's final reward). Without
     episode runs, none."""
     pages: dict[str, FailureKind] = {}
-    for _, records in runs:
-        for record in records:
-            pages.setdefault(record["name"], _outcome_page(record["name"])).merge(record)
+    for _, parts in runs:
+        for part in parts:
+            pages.setdefault(part.name, _outcome_page(part.name)).merge(part)
     for page in pages.values():
         page.runs_with.update(run_id for run_id, _ in runs)
     order = list(OUTCOME_DESCRIPTIONS)
