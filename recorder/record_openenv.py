@@ -140,18 +140,12 @@ def record_openenv(base_url: str, agent: Agent, recording: OpenEnvRecording, *,
             reward = float(result.reward or 0.0)
             total += reward
             done = bool(result.done)
-            extra = dict(decision.extra)
-            if alerting:
-                if isinstance(observation.get("grade"), dict):
-                    grades.append(_observed_grade(observation, base_url, len(steps) + 1))
-                    extra["grade"] = dump(grades[-1])
-                    extra["changed_files"] = observation.get("changed_files") or []
-                extra["env"] = {"reward": reward, "total": total, "done": done}
-            else:
-                extra["env"] = {"reward": reward, "total": total, "done": done, "info": {},
-                                "observation": _slim(observation)}
-            if observation.get("tool_error"):
-                extra["tool_error"] = True
+            grade = (_observed_grade(observation, base_url, len(steps) + 1)
+                     if alerting and isinstance(observation.get("grade"), dict) else None)
+            if grade is not None:
+                grades.append(grade)
+            extra = _step_extra(decision, observation, {"reward": reward, "total": total, "done": done},
+                                alerting, grade)
             last_output = observation_text(observation)
             steps.append(run_format.agent_step(
                 len(steps) + 1, decision.name, decision.arguments, last_output, decision.message,
@@ -161,6 +155,22 @@ def record_openenv(base_url: str, agent: Agent, recording: OpenEnvRecording, *,
             _write(store, steps, grades, summary, started, total, final=False)
     _write(store, steps, grades, summary, started, total, final=True)
     return store.dir
+
+
+def _step_extra(decision: Decision, observation: dict, env: dict, alerting: bool,
+                grade: GradeBlock | None) -> dict:
+    """An agent step's ``extra``: the decision's, then the step's ``grade`` and changed files (an
+    alerting environment's observation that carried a grade), its ``env`` (``{reward, total,
+    done}``; an episode's also the environment's ``info`` and its observation, slimmed) and
+    ``tool_error`` when the observation says the tool call failed."""
+    extra = dict(decision.extra)
+    if grade is not None:
+        extra["grade"] = dump(grade)
+        extra["changed_files"] = observation.get("changed_files") or []
+    extra["env"] = env if alerting else {**env, "info": {}, "observation": _slim(observation)}
+    if observation.get("tool_error"):
+        extra["tool_error"] = True
+    return extra
 
 
 def _summary(store: RunStore, alerting: bool, observation: dict, reset: dict,
