@@ -59,6 +59,12 @@ class ClusterFailure(AlertforgeError, RuntimeError):
         super().__init__(f"{where}: {problem}")
 
 
+class HelperDied(AlertforgeError, RuntimeError):
+    """A process a command started for part of its work (an export's gallery pages) ended
+    without its result: killed by a signal (the OOM killer, a kill) or exited. The command
+    stops without leaving anything half written (an export's site stays as it was). Exit code 1."""
+
+
 class Refused(AlertforgeError):
     """An operation refused as unsafe or impossible as asked (publishing a site that holds a
     file over the Space's limit). ``path`` names the file. Exit code 1."""

@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from contract.errors import BadInput
+from contract.errors import BadInput, HelperDied
 from contract.processes import die_with_parent
 from exporter.site_swap import Staging
 
@@ -62,7 +62,8 @@ class Beside:
         the work ran here). Interrupted while waiting (Ctrl-C), it ends the child first.
 
         Raises:
-            whatever ``work`` raised in the child; RuntimeError when it ended without a word.
+            whatever ``work`` raised in the child; contract.errors.HelperDied when it ended
+                without a word (killed), saying how.
         """
         if self.child is None:
             return
@@ -76,7 +77,8 @@ class Beside:
             _end(pid)
             raise
         if not message:
-            raise RuntimeError(f"the gallery page process ended without a result (wait status {status})")
+            raise HelperDied(f"the export's gallery page process {_how_it_ended(status)} before its pages were "
+                             "made; the site was not changed: export again")
         outcome = pickle.loads(message)
         if isinstance(outcome, BaseException):
             raise outcome
@@ -144,3 +146,16 @@ def _child(work: Callable[[], None], sink: Staging, pages: dict[str, str] | None
             pipe.write(data)
     finally:
         os._exit(code)
+
+
+def _how_it_ended(status: int) -> str:
+    """A wait status (``os.waitpid``) in words: ``was killed by signal 9 (SIGKILL)``, ``exited
+    with status 3``."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = f" ({signal.Signals(number).name})"
+        except ValueError:
+            name = ""
+        return f"was killed by signal {number}{name}"
+    return f"exited with status {os.waitstatus_to_exitcode(status)}"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURE_RUNS, FIXTURE_TASK_ROOT, fixture_tasks
 
-from contract.errors import BadInput
+from contract.errors import BadInput, HelperDied
 from exporter import page_worker
 from exporter.export import export_site
 from exporter.page_worker import Beside
@@ -84,6 +84,19 @@ def test_an_error_in_the_child_is_raised_by_join(tmp_path, forking):
         beside.join()
     assert caught.value.path == str(tmp_path / "templates" / "gallery_page.html")
     sink.abort()
+
+
+def test_a_killed_child_is_a_one_line_error_naming_the_signal(tmp_path, forking):
+    """The gallery's process killed alone (the OOM killer, a kill): join raises HelperDied,
+    which the CLI prints as one line (exit 1), not a traceback."""
+    from alertforge.cli.exit_codes import report
+
+    sink = Staging(tmp_path / "site")
+    beside = Beside(lambda: os.kill(os.getpid(), signal.SIGKILL), sink, None, runs=3)
+    with pytest.raises(HelperDied, match=r"killed by signal 9 \(SIGKILL\).*site was not changed") as caught:
+        beside.join()
+    sink.abort()
+    assert report(caught.value) == 1
 
 
 def test_stop_ends_the_child_at_once(tmp_path, forking):

@@ -1,7 +1,7 @@
 """The one table from error kind to exit code and message: how every failure leaves the CLI.
 
 Exit codes: 0 ok, 1 the thing checked or asked for failed (a gate case, a model endpoint, an
-environment, a Ray cluster, a refused publish), 2 bad input or a tool failure (a message on
+environment, a Ray cluster, a refused publish, a helper process killed), 2 bad input or a tool failure (a message on
 stderr naming the file and the problem; never a traceback), 130 interrupted.
 """
 
@@ -16,6 +16,7 @@ from contract.errors import (
     ClusterFailure,
     EndpointFailure,
     EnvironmentFailure,
+    HelperDied,
     Refused,
     ToolFailure,
 )
@@ -48,6 +49,7 @@ OUTCOMES: tuple[Outcome, ...] = (
     Outcome(EnvironmentFailure, 1, lambda err: f"environment error: {err}"),
     Outcome(ClusterFailure, 1, lambda err: f"ray cluster error: {err}"),
     Outcome(Refused, 1, lambda err: f"refusing to publish: {err}"),
+    Outcome(HelperDied, 1, str),
     Outcome(BrokenPipeError, 0, None),  # output piped into head: stop quietly
     Outcome(OSError, 2, _cannot_write),  # not a directory, permission, disk full...
     Outcome(KeyboardInterrupt, 130, lambda err: "interrupted"),
