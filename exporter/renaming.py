@@ -16,9 +16,65 @@ from exporter.redact import Redactor, redact_id
 from exporter.run_folders import RunFolder
 from exporter.task_folder import TaskInfo
 
+RUN_FIXED = frozenset({"version", "kind", "status", "steps", "source", "replay", "graded"})
+"""run.json fields whose value is a number or one of a fixed set (contract.run.RunSummary): the
+schema's words, never masked (a --redact-patterns pattern matching ``harbor`` must not turn
+``source: harbor`` into a run.json no reader accepts)."""
+RUN_OBJECTS = frozenset({"task", "agent", "timings", "tools", "identity"})
+"""run.json fields holding one object of the schema's fields: its values masked, its keys kept."""
+RUN_OBJECT_LISTS = frozenset({"requirements", "checks"})
+"""run.json fields holding a list of such objects."""
+OBJECT_FIXED = frozenset({("identity", "producer")})
+"""Fixed-set values inside those objects."""
+
+
+def masked_run_json(redactor: Redactor, run_json: dict) -> dict:
+    """run.json (``run_json``, validated as contract.run.RunSummary) with every string masked
+    (:meth:`exporter.redact.Redactor.value`, each under its own key) except the schema's own
+    words: its keys, the keys of its typed objects (:data:`RUN_OBJECTS`,
+    :data:`RUN_OBJECT_LISTS`) and the fixed-set values (:data:`RUN_FIXED`,
+    :data:`OBJECT_FIXED`); free-form blocks (``final``, ``harbor``, ``endpoint``...) are masked
+    whole, keys too. The result still validates as RunSummary."""
+
+    def fields(name: str, item: object) -> object:
+        if not isinstance(item, dict):
+            return redactor.value(item, name)
+        return {key: value if (name, key) in OBJECT_FIXED else redactor.value(value, key)
+                for key, value in item.items()}
+
+    masked = {}
+    for name, value in run_json.items():
+        if name in RUN_FIXED:
+            masked[name] = value
+        elif name in RUN_OBJECTS:
+            masked[name] = fields(name, value)
+        elif name in RUN_OBJECT_LISTS and isinstance(value, list):
+            masked[name] = [fields(name, item) for item in value]
+        else:
+            masked[name] = redactor.value(value, name)
+    return masked
+
+
 TASK_TEXT_FIELDS = ("workflow", "tier", "title", "instruction", "requirements", "checks", "reproduction")
-"""TaskInfo fields a redactor masks as text (the id is renamed when it holds a secret; the
-pristine files' paths go through the same path rule as the runs' file names)."""
+"""TaskInfo fields a redactor masks as text, in this order (the id is renamed when it holds a
+secret; the pristine files' paths go through the same path rule as the runs' file names)."""
+TASK_ROWS = frozenset({"requirements", "checks"})
+"""TaskInfo fields holding rows of the catalog's fields: their values masked, their keys kept."""
+
+
+def _masked_task_fields(redactor: Redactor, task: TaskInfo) -> TaskInfo:
+    """``task`` with :data:`TASK_TEXT_FIELDS` masked, each under its own name; the rows of
+    :data:`TASK_ROWS` keep their keys (``label``, ``id``: the catalog's words, which a
+    --redact-patterns pattern must not turn into a check with no label)."""
+    masked = {}
+    for name in TASK_TEXT_FIELDS:
+        value = getattr(task, name)
+        if name in TASK_ROWS:
+            masked[name] = [{key: redactor.value(item, key) for key, item in row.items()} if isinstance(row, dict)
+                            else redactor.value(row) for row in value]
+        else:
+            masked[name] = redactor.value(value)
+    return dataclasses.replace(task, **masked)
 
 
 class Renaming:
@@ -66,10 +122,9 @@ class Renaming:
         hit = self.memo.get(key) if key is not None else None
         if hit is None:
             masked, kinds, secrets = redactor.masked, Counter(redactor.kinds), set(redactor.secrets)
-            done = redactor.dataclass_fields(dataclasses.replace(
+            done = _masked_task_fields(redactor, dataclasses.replace(
                 task, id=task_id, pristine={redactor.path(rel): redactor.text(text)
-                                            for rel, text in task.pristine.items()}),
-                TASK_TEXT_FIELDS)
+                                            for rel, text in task.pristine.items()}))
             hit = (done, redactor.masked - masked, redactor.kinds - kinds, redactor.secrets - secrets)
             if key is not None:
                 self.memo[key] = hit
@@ -90,14 +145,13 @@ class Renaming:
         as before is taken from it, and the redactor's counts grow as if it were masked again."""
         redactor = self.redactor
         if self.memo is None:
-            return redactor.dataclass_fields(run, ("run", "trajectory"))
+            return dataclasses.replace(run, run=masked_run_json(redactor, run.run), trajectory=redactor.value(run.trajectory))
         key = (str(run.path), hashlib.sha256(orjson.dumps([run.run, run.trajectory])).hexdigest())
         self.used.add(key)
         hit = self.memo.get(key)
         if hit is None:
             masked, kinds, secrets = redactor.masked, Counter(redactor.kinds), set(redactor.secrets)
-            done = redactor.dataclass_fields(run, ("run", "trajectory"))
-            hit = (orjson.dumps([done.run, done.trajectory]), redactor.masked - masked,
+            hit = (orjson.dumps([masked_run_json(redactor, run.run), redactor.value(run.trajectory)]), redactor.masked - masked,
                    redactor.kinds - kinds, redactor.secrets - secrets)
             self.memo[key] = hit
         else:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from contract.base import dump
 from contract.site import RunRow
 from contract.version import __version__
 from exporter.attempts import attempt_rows, policy_attempts, shown_pass_at
@@ -115,11 +114,12 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
         "task_id": summary.task.id,
         "policy": summary.policy,
         "model": summary.model,
-        "seed": summary.seed,
+        # what the site shows as the run says it: as written (``1``, not the model's ``1.0``)
+        "seed": run.run.get("seed"),
         "status": summary.status,
         "error": summary.error,
-        "final": dump(summary.final) if summary.final is not None else None,
-        "tools": dump(summary.tools) if summary.tools is not None else None,
+        "final": run.run.get("final"),
+        "tools": run.run.get("tools"),
         **({"catalog_version": catalog_version} if catalog_version is not None else {}),
         **({"llm": model_block} if model_block else {}),
         "steps": steps,

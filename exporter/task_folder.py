@@ -217,7 +217,7 @@ def _read_task(run: RunFolder, folder: Path | None) -> TaskInfo:
         requirements, checks = run.run.get("requirements", []), run.run.get("checks", [])
     if instruction is None:
         instruction = _message_text(run.trajectory["steps"][0].get("message"))
-    _check_metadata(run_task.model_dump(), run.path / "run.json", "task.")
+    _check_metadata(run.run["task"], run.path / "run.json", "task.")  # as written: 2.0 is no tier
     workflow = metadata.get("workflow", run_task.workflow)
     tier = metadata.get("tier", run_task.tier)
     title = metadata.get("title")
