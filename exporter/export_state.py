@@ -188,9 +188,13 @@ class ExportState:
         return data if hashlib.sha256(data).hexdigest() == digest else None
 
     def record(self, digest: str) -> dict[str, Any] | None:
-        """The record stored as ``digest`` (None when it is missing or not what was stored)."""
+        """The record stored as ``digest`` (None when it is missing, not what was stored, or
+        not JSON: a file written under the digest of its own damaged bytes)."""
         data = self._stored(digest)
-        return orjson.loads(data) if data is not None else None
+        try:
+            return orjson.loads(data) if data is not None else None
+        except orjson.JSONDecodeError:
+            return None
 
     def has_record(self, digest: str) -> bool:
         """Whether the record ``digest`` is stored as it was (its bytes are checked)."""

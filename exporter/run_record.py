@@ -165,8 +165,8 @@ class RunRecord:
         renamed = value.get("renamed")
         _need(isinstance(renamed, dict) and all(isinstance(v, str) for v in renamed.values()), "renamed")
         legacy = value.get("legacy_id")
+        _need(legacy is None or isinstance(legacy, str), "legacy_id")
         job, redaction = value.get("job"), value.get("redaction")
         return cls(value["run_id"], summary, RecordTask.from_json(value.get("task")),
-                   HarborTrial.from_json(job) if job is not None else None,
-                   legacy if isinstance(legacy, str) else None, dict(renamed),
+                   HarborTrial.from_json(job) if job is not None else None, legacy, dict(renamed),
                    RedactionCounts.from_json(redaction) if redaction is not None else None)

@@ -46,6 +46,7 @@ def test_a_record_reads_back_as_it_was_written_through_its_json_bytes(changes):
     (lambda v: v.update(renamed=["x"]), "renamed"),
     (lambda v: v["redaction"].update(run=[1]), "mask counts"),
     (lambda v: v.update(job={"regrade": {}}), "job"),
+    (lambda v: v.update(legacy_id=5), "legacy_id"),
 ])
 def test_a_record_of_the_wrong_shape_is_refused_naming_the_part(damage, says):
     value = _record().to_json()
