@@ -94,6 +94,31 @@ def test_a_copied_run_and_a_new_step_appear_in_open_pages(viewer, reference_runs
     assert page.page_errors == []
 
 
+def test_an_open_episode_takes_its_new_steps_in_place(viewer, page):
+    """An episode being recorded (one agent): its open run view draws the steps added since,
+    board included, in place (its board was drawn once already; found by a helper: the second
+    draw stopped on the lanes table the first had taken out)."""
+    watched, start = viewer
+    episode = Path(__file__).parent / "fixtures" / "site" / "runs" / "fixture-episode-easy"
+    growing = _growing_copy(episode, watched, 2)
+    _, url = start()
+    page.goto(f"{url}run.html?run={growing.name}")
+    page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
+    page.wait_for_selector("#live-status[data-generation]", timeout=WAIT_MS)
+    assert page.inner_text("#step-count") == "1"
+    full = json.loads((episode / "trajectory.json").read_text())
+    write_json(growing / "trajectory.json", full)
+    write_json(growing / "run.json", json.loads((episode / "run.json").read_text()))
+    last = str(len(full["steps"]) - 1)
+    page.wait_for_function("(last) => document.getElementById('step-count').textContent === last", arg=last,
+                           timeout=WAIT_MS)
+    page.keyboard.press("End")
+    page.wait_for_function("(last) => document.getElementById('step-index').textContent === last", arg=last)
+    assert "could not update" not in page.inner_text("#live-status")
+    assert page.locator("#episode-board").is_visible()
+    assert page.page_errors == []
+
+
 def test_an_open_gallery_page_takes_the_new_site_in_place(viewer, reference_runs, page):
     """The failure gallery is static HTML; under view, a new export puts the page's new
     content in place (an episode run copied in fills its penalty section), no reload."""

@@ -61,7 +61,7 @@ function responderCell(step) {
 export function renderAgents(run, onSelect) {
   const dual = run.steps.some((step) => step.env && step.env.agent);
   if (!dual) {
-    byId("episode-agents")?.remove(); // a single agent's page holds no empty lanes table
+    document.getElementById("episode-agents")?.remove(); // a single agent's page holds no empty lanes table (gone already when drawn again)
     return () => {};
   }
   showIf(byId("episode-agents"), true);
