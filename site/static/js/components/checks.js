@@ -93,7 +93,12 @@ const EAGER_ROWS = 24;
 // At the first draw, no more rows than a window's height of them (the panel starts below the step
 // controls, so that is past the bottom of the first screen; the placeholder's observer draws the
 // next ones after the first frame): every row drawn before it is styled and laid out in that frame.
-const firstRows = () => Math.max(8, Math.min(EAGER_ROWS, Math.ceil((window.innerHeight || 0) / ROW_ESTIMATE)));
+// The browser window's outer height (its toolbars too: a row or two more than the page shows),
+// not innerHeight: reading innerHeight (or visualViewport.height) forces a style and layout of the
+// page, which, mid-draw, the next frame did again (about 4 ms of the run view's first step, traced:
+// bench/viewer.py's settled figure). Read once, when this module is first evaluated.
+const WINDOW_HEIGHT = window.outerHeight || window.innerHeight || 0;
+const firstRows = () => Math.max(8, Math.min(EAGER_ROWS, Math.ceil(WINDOW_HEIGHT / ROW_ESTIMATE)));
 const CHUNK_ROWS = 25;
 const ROW_ESTIMATE = 60; // px a row takes, about (the placeholder's height per row not drawn)
 
