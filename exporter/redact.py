@@ -29,7 +29,6 @@ kind for the report (kinds and counts, never values).
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import itertools
 import re
 from collections import Counter
@@ -249,9 +248,15 @@ class Redactor:
             return [self.value(item, key) for item in value]
         return value
 
-    def dataclass_fields(self, instance: Any, names: Iterable[str]) -> Any:
-        """A copy of dataclass ``instance`` with the fields ``names`` masked (see :meth:`value`)."""
-        return dataclasses.replace(instance, **{name: self.value(getattr(instance, name)) for name in names})
+    def fields(self, row: Any, keep: Iterable[str] = ()) -> Any:
+        """An object of a schema's fields (a run.json block, a catalog row) with its values
+        masked, each under its own key (:meth:`value`), and its keys kept: they are the schema's
+        words, not data (a pattern matching ``label`` must not leave a check without one). The
+        values of ``keep`` (fixed-set words, ``identity.producer``) stay as they are; anything
+        but a dict is masked whole."""
+        if not isinstance(row, dict):
+            return self.value(row)
+        return {key: item if key in keep else self.value(item, key) for key, item in row.items()}
 
     def report(self) -> str:
         """One line for the user: strings masked and matches per kind, never the values."""

@@ -24,7 +24,7 @@ RUN_OBJECTS = frozenset({"task", "agent", "timings", "tools", "identity"})
 """run.json fields holding one object of the schema's fields: its values masked, its keys kept."""
 RUN_OBJECT_LISTS = frozenset({"requirements", "checks"})
 """run.json fields holding a list of such objects."""
-OBJECT_FIXED = frozenset({("identity", "producer")})
+OBJECT_FIXED = {"identity": ("producer",)}
 """Fixed-set values inside those objects."""
 
 
@@ -35,21 +35,14 @@ def masked_run_json(redactor: Redactor, run_json: dict) -> dict:
     :data:`RUN_OBJECT_LISTS`) and the fixed-set values (:data:`RUN_FIXED`,
     :data:`OBJECT_FIXED`); free-form blocks (``final``, ``harbor``, ``endpoint``...) are masked
     whole, keys too. The result still validates as RunSummary."""
-
-    def fields(name: str, item: object) -> object:
-        if not isinstance(item, dict):
-            return redactor.value(item, name)
-        return {key: value if (name, key) in OBJECT_FIXED else redactor.value(value, key)
-                for key, value in item.items()}
-
     masked = {}
     for name, value in run_json.items():
         if name in RUN_FIXED:
             masked[name] = value
         elif name in RUN_OBJECTS:
-            masked[name] = fields(name, value)
+            masked[name] = redactor.fields(value, OBJECT_FIXED.get(name, ()))
         elif name in RUN_OBJECT_LISTS and isinstance(value, list):
-            masked[name] = [fields(name, item) for item in value]
+            masked[name] = [redactor.fields(item) for item in value]
         else:
             masked[name] = redactor.value(value, name)
     return masked
@@ -70,8 +63,7 @@ def _masked_task_fields(redactor: Redactor, task: TaskInfo) -> TaskInfo:
     for name in TASK_TEXT_FIELDS:
         value = getattr(task, name)
         if name in TASK_ROWS:
-            masked[name] = [{key: redactor.value(item, key) for key, item in row.items()} if isinstance(row, dict)
-                            else redactor.value(row) for row in value]
+            masked[name] = [redactor.fields(row) for row in value]
         else:
             masked[name] = redactor.value(value)
     return dataclasses.replace(task, **masked)
@@ -104,9 +96,8 @@ class Renaming:
         for old, new in ((run.run_id, run_id), (run.summary.task.id, task_id)):
             if old != new:
                 self.renamed[old] = new
-        masked = self._masked_run(run)
-        masked.run["run_id"], masked.run["task"]["id"] = run_id, task_id
-        run = RunFolder(masked.path, masked.run, masked.trajectory)  # its summary parsed from the masked run.json
+        run = self._masked_run(run)  # a new RunFolder: its summary is parsed at first use, after these ids are set
+        run.run["run_id"], run.run["task"]["id"] = run_id, task_id
         known = self._tasks.get(id(task))
         self.task_was_new = known is None or known[0] is not task
         if self.task_was_new:
