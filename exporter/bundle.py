@@ -13,12 +13,9 @@ evaluated on its first ``__require`` (dependencies first, as its import lines co
 lazy ``import("./x.js")`` becomes ``__lazy("x.js")``: a promise of the module, which loads the
 file holding it (one of the page's chunks, :data:`PAGE_CHUNKS`, else its later bundle
 ``<page>.later.js``, next to the first one) the first time a module not yet registered is asked
-for. The bundles are not minified: rJSmin (tried) drops a space inside
-a template literal nested in another's ``${}`` (``, hunk`` became ``,hunk``), and gzip, which
-static hosts apply, keeps the bundles small enough (run.js: 77 kB, 23 kB gzipped; minified it
-was 49 kB, 15 kB gzipped): correct code before the last 8 kB. Only the modules' whole-line
-comments are left out (:func:`without_comments`; the run page's first bundle went from 177 to
-132 kB, 52 to 36 kB gzipped).
+for. Each module's registration and the loader are minified (exporter/minified.py, a parsing
+minifier: the run page's first bundle went from 69.5 to 42 kB); the modules' whole-line comments
+are left out before (:func:`without_comments`), so that no comment line is read as an import.
 """
 
 from __future__ import annotations
@@ -29,10 +26,11 @@ import re
 from pathlib import Path
 
 import orjson
-import rcssmin
 
 from contract.errors import BadInput
 from contract.files import write_atomic
+from exporter.minified import CSS, JS, minified
+from exporter.minified import version as minifier_version
 
 IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "(\.\.?/[\w./-]+\.js)";\s*$', re.MULTILINE)
 EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
@@ -158,9 +156,9 @@ def _comment_lines(lines: list[str]) -> set[int]:
 
 
 def without_comments(source: str) -> str:
-    """A module's source without its whole-line comments (:func:`_comment_lines`; the modules'
-    doc comments are about a quarter of the run page's bundle, which is not minified: see the
-    top). Code lines stay as they are, a comment after code too. A module with a template
+    """A module's source without its whole-line comments (:func:`_comment_lines`), so that
+    :func:`transform_module` reads no comment line as an import or export (the minifier drops
+    the rest). Code lines stay as they are, a comment after code too. A module with a template
     literal over several lines (a code line with an odd number of backticks) is left whole: a
     line inside it that looks like a comment is text."""
     lines = source.split("\n")
@@ -171,15 +169,27 @@ def without_comments(source: str) -> str:
 
 
 def _registrations(js_dir: Path, names: list[str]) -> str:
+    """Each module of ``names`` (ids under ``js_dir``) registered as a function, minified
+    (exporter/minified.py), a line each.
+
+    Raises:
+        BadInput: a module is missing, uses syntax :func:`transform_module` does not support or
+            cannot be parsed (names the module).
+    """
     parts = []
     for name in names:
         path = js_dir / name
         if not path.is_file():
             raise BadInput(path, "module not found (imported by the viewer)")
         body, _ = transform_module(name, without_comments(path.read_text(encoding="utf-8")))
-        parts.append(f"__registry.modules[{orjson.dumps(name).decode()}] = function (__require, __lazy) {{\n"
-                     f"{body}\n}};\n")
+        parts.append(minified(path, f"__registry.modules[{orjson.dumps(name).decode()}] = "
+                              f"function (__require, __lazy) {{\n{body}\n}};", JS) + "\n")
     return "".join(parts)
+
+
+def _loader(js_dir: Path, text: str) -> str:
+    """A bundle's loader code (:data:`LOADER` and the rest), minified, ending in a new line."""
+    return minified(js_dir, text, JS) + "\n"
 
 
 PAGE_CHUNKS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -250,14 +260,15 @@ def page_bundles(js_dir: Path, entry: str, page: str) -> dict[str, bytes]:
     first = [entry, *module_graph(js_dir, entry)]
     later, chunks = _chunk_modules(js_dir, page, first)
     where = {name: f"./{page}.{chunk}.js" for chunk, names in chunks.items() for name in names}
-    head = LOADER + (PAGE_LAZY.replace("__LATER", orjson.dumps(f"./{page}.later.js").decode())
-                     .replace("__CHUNKS", orjson.dumps(where, option=orjson.OPT_SORT_KEYS).decode()))
+    head = _loader(js_dir, LOADER + (PAGE_LAZY.replace("__LATER", orjson.dumps(f"./{page}.later.js").decode())
+                                    .replace("__CHUNKS", orjson.dumps(where, option=orjson.OPT_SORT_KEYS).decode())))
+    registry = _loader(js_dir, REGISTRY)
     files = {f"{BUNDLE_FOLDER}/{page}.js":
              head + _registrations(js_dir, first) + f"__require({orjson.dumps(entry).decode()});\n"}
     if later:
-        files[f"{BUNDLE_FOLDER}/{page}.later.js"] = REGISTRY + _registrations(js_dir, later)
+        files[f"{BUNDLE_FOLDER}/{page}.later.js"] = registry + _registrations(js_dir, later)
     for chunk, names in chunks.items():
-        files[f"{BUNDLE_FOLDER}/{page}.{chunk}.js"] = REGISTRY + _registrations(js_dir, names)
+        files[f"{BUNDLE_FOLDER}/{page}.{chunk}.js"] = registry + _registrations(js_dir, names)
     return {path: text.encode("utf-8") for path, text in files.items()}
 
 
@@ -272,7 +283,7 @@ def bundle_script(js_dir: Path, entry: str) -> str:
         BadInput: a module uses unsupported syntax, or the script holds ``</script`` or ``<!--``.
     """
     names = [path.relative_to(js_dir).as_posix() for path in sorted(js_dir.rglob("*.js"))]
-    script = LOADER + SINGLE_LAZY + _registrations(js_dir, names) + entry
+    script = _loader(js_dir, LOADER + SINGLE_LAZY) + _registrations(js_dir, names) + entry
     refuse_script_end(js_dir, script)
     return script
 
@@ -305,8 +316,9 @@ def bundle_name(page: str) -> str:
     return posixpath.splitext(posixpath.basename(PAGE_ENTRIES[page]))[0]
 
 
-MINIFIED = {"static/app.css": rcssmin.cssmin}
-"""Static files the pages load before their first paint, written minified (rCSSmin)."""
+MINIFIED = {"static/app.css": CSS}
+"""Static files the pages load before their first paint, written minified (exporter/minified.py),
+by media type."""
 
 
 def page_assets(static_dir: Path, cache: Path | None = None) -> dict[str, bytes]:
@@ -359,9 +371,10 @@ def _texts_digest(texts: dict[str, str]) -> str:
 
 
 def _assets_key(static_dir: Path) -> str:
-    """sha256 over what :func:`page_assets` reads: this module's source, rCSSmin's version and
-    every file under ``static_dir`` (path and bytes)."""
-    digest = hashlib.sha256(Path(__file__).read_bytes() + rcssmin.__version__.encode())
+    """sha256 over what :func:`page_assets` reads: this module's and exporter/minified.py's
+    sources, the minifier's version and every file under ``static_dir`` (path and bytes)."""
+    digest = hashlib.sha256(Path(__file__).read_bytes() + (Path(__file__).parent / "minified.py").read_bytes()
+                            + minifier_version().encode())
     for path in sorted(p for p in static_dir.rglob("*") if p.is_file()):
         digest.update(path.relative_to(static_dir).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
@@ -373,9 +386,9 @@ def _make_page_assets(static_dir: Path) -> dict[str, bytes]:
         files.update(page_bundles(static_dir / "js", entry, bundle_name(page)))
     for name, entry in STATIC_PAGE_BUNDLES.items():
         files.update(page_bundles(static_dir / "js", entry, name))
-    for relative, minify in MINIFIED.items():
+    for relative, media_type in MINIFIED.items():
         path = static_dir / relative.removeprefix("static/")
         if not path.is_file():
             raise BadInput(path, "static file not found")
-        files[relative] = minify(path.read_text(encoding="utf-8")).encode("utf-8")
+        files[relative] = minified(path, path.read_text(encoding="utf-8"), media_type).encode("utf-8")
     return files

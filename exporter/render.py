@@ -15,6 +15,8 @@ from contract.errors import BadInput
 from exporter.attempts import shown_k
 from exporter.bundle import PAGE_ENTRIES, bundle_name, refuse_script_end
 from exporter.gallery import paginate
+from exporter.minified import JS, minified
+from exporter.minified import version as minifier_version
 from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
 PAGES = tuple(PAGE_ENTRIES)
@@ -81,9 +83,9 @@ def template_environment(templates_dir: Path, bytecode: Path | None = None) -> j
 
 def templates_digest(templates_dir: Path) -> str:
     """sha256 over every file the pages are rendered from: the templates, the icon and the
-    inlined scripts (with the jinja2 version): a page made from the same data by the same
-    files is the same bytes."""
-    digest = hashlib.sha256(jinja2.__version__.encode())
+    inlined scripts (with the jinja2 and minifier versions): a page made from the same data by
+    the same files is the same bytes."""
+    digest = hashlib.sha256(jinja2.__version__.encode() + minifier_version().encode())
     static = templates_dir.parent / "static"
     sources = sorted(p for p in templates_dir.rglob("*") if p.is_file())
     for path in [*sources, static / "favicon.svg", static / "prefetch-run.js", static / "file-notice.js"]:
@@ -105,17 +107,18 @@ def favicon_data_url(static_dir: Path) -> str:
 
 
 def inline_script(static_dir: Path, name: str) -> tuple[Markup, str]:
-    """``static_dir/name`` as the text of an inline ``<script>`` and its CSP source
-    (``'sha256-<base64>'``, CSP Level 2 hash-source), so the page runs it without a request.
+    """``static_dir/name``, minified (exporter/minified.py), as the text of an inline
+    ``<script>`` and its CSP source (``'sha256-<base64>'``, CSP Level 2 hash-source), so the
+    page runs it without a request.
 
     Raises:
-        BadInput: the file is missing or holds ``</script`` or ``<!--`` (it would end or change
-            the element).
+        BadInput: the file is missing, cannot be parsed or holds ``</script`` or ``<!--`` (it
+            would end or change the element).
     """
     path = static_dir / name
     if not path.is_file():
         raise BadInput(path, "script not found")
-    text = path.read_text(encoding="utf-8")
+    text = minified(path, path.read_text(encoding="utf-8"), JS)
     refuse_script_end(path, text)
     return Markup(text), csp_hash(text)
 
