@@ -296,3 +296,37 @@ def test_a_folder_that_cannot_be_listed_is_bad_input_naming_it(tmp_path, monkeyp
     with pytest.raises(BadInput, match="cannot be read: Permission denied") as caught:
         classify(folder)
     assert caught.value.path == str(folder)
+
+
+def test_a_slow_pass_over_the_inputs_spaces_out_the_next_ones(tmp_path, monkeypatch):
+    # an idle view of a huge folder took its keys every second (40% of a core at 10,000 runs):
+    # after a pass of t seconds the next waits until t / WATCH_SHARE after it began
+    from alertforge.view import live as live_module
+    from alertforge.view.inputs import classify
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    site = live_module.LiveSite([classify(runs)], tmp_path / "cache")
+    clock = [100.0]
+    monkeypatch.setattr(live_module.time, "monotonic", lambda: clock[0])
+    passes = []
+
+    def slow_fingerprint():
+        passes.append(clock[0])
+        clock[0] += 0.5  # a pass of half a second
+        return ()
+
+    monkeypatch.setattr(site, "_fingerprint", slow_fingerprint)
+    site._exported, site.generation = (), 1  # nothing changed since the last export
+    assert site.refresh() is False and passes == [100.0]
+    for second in range(1, 5):  # the loop's next wake-ups, one a second: no pass
+        clock[0] = 100.5 + second
+        assert site.refresh() is False
+    assert passes == [100.0]
+    clock[0] = 100.0 + 0.5 / live_module.WATCH_SHARE
+    site.refresh()
+    assert passes == [100.0, 105.0]
+    fast = live_module.LiveSite([classify(runs)], tmp_path / "cache2")  # a quick pass: every wake-up
+    fast._exported, fast.generation = fast._fingerprint(), 1
+    monkeypatch.setattr(live_module.time, "monotonic", lambda: clock[0])
+    assert fast.refresh() is False and fast._quiet_until <= clock[0]
