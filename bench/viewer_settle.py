@@ -19,6 +19,13 @@ ready (``body[data-ready]``: the whole run file drawn, the matrix built), so the
 other side's page or the floor's, does not share the CPU with it (each page has its own renderer
 process, but this machine has two cores: the side whose later work was heavier slowed the other
 side's next load).
+
+Every traced load, a run's or the floor's, starts from a blank page (``about:blank``, then an idle
+callback there): a navigation tears the old document down before the new one commits, and
+leaving a run page costs 30-40 ms more than leaving the floor's blank page. In alternating pairs
+the first load of a pair left the floor's page and the second a run page, so whichever side came
+first was the faster (seen in every pair); and the floor, loaded after a run, paid the heavy
+teardown that half the run loads did not. From a blank page each load is its own page's work.
 """
 
 from __future__ import annotations
@@ -58,13 +65,22 @@ def frame_costs(trace: dict) -> dict:
             "layout_ms": total(LAYOUT_EVENTS)}
 
 
+def leave_for_blank(page) -> None:
+    """Navigate ``page`` to ``about:blank`` and wait for an idle callback there: the previous
+    document's teardown is over before the next load is timed (see the top)."""
+    page.goto("about:blank")
+    page.evaluate("() => new Promise((resolve) => requestIdleCallback(() => resolve(), { timeout: 1000 }))")
+
+
 def settled_load(page, url: str, timeout_ms: int = 60_000) -> dict:
-    """One traced load of ``url`` in ``page`` (an :func:`viewer_measure.open_page` page):
+    """One traced load of ``url`` in ``page`` (an :func:`viewer_measure.open_page` page), from a
+    blank page (:func:`leave_for_blank`):
     ``{"settled_ms"}`` (the SETTLED mark, ms from navigation start) and :func:`frame_costs`.
     Raises MeasureError when the page never sets the marks."""
     from playwright.sync_api import Error as PlaywrightError
 
     browser = page.context.browser
+    leave_for_blank(page)
     browser.start_tracing(page=page, categories=CATEGORIES)
     try:
         with page.expect_console_message(lambda message: message.text == SETTLED, timeout=timeout_ms):
