@@ -41,6 +41,15 @@ def format_rate(value: Any) -> str:
     return f"{value * 100:.0f}%"
 
 
+def run_label(run_id: str, task_id: str) -> str:
+    """What the home page's run column shows of a run id: the id after its task's id and ``__``
+    (``oracle__s0__95cc501749``) when it starts so, else the whole id. The task has its own
+    column, and a column cut at its end showed rows of one task and policy as the same text;
+    the link's title keeps the whole id (site/static/js/lib/format.js ``runLabel`` alike)."""
+    prefix = f"{task_id}__"
+    return run_id[len(prefix):] if run_id.startswith(prefix) and len(run_id) > len(prefix) else run_id
+
+
 class _TolerantBytecodeCache(jinja2.FileSystemBytecodeCache):
     """jinja2's FileSystemBytecodeCache, where a damaged or unreadable file is a miss (the
     template is compiled again and the file rewritten), never an error: jinja2 checks the
@@ -76,6 +85,7 @@ def template_environment(templates_dir: Path, bytecode: Path | None = None) -> j
     environment.filters["reward"] = format_reward
     environment.filters["rate"] = format_rate
     environment.filters["shown_k"] = shown_k
+    environment.filters["run_label"] = run_label
     environment.globals["single_file"] = False
     environment.globals["attempt_preview_rows"] = ATTEMPT_PREVIEW_ROWS
     return environment

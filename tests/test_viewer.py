@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from exporter.render import run_label
+
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,9 +126,28 @@ def test_home_lists_every_run_with_its_reward(page, served_site):
         final = run_file(served_site, run_id)["final"]
         assert row.locator('[data-field="reward"]').inner_text() == f"{final['reward']:.4f}"
         assert row.locator("a").get_attribute("href") == f"run.html?run={run_id}"
+        task_id = run_file(served_site, run_id)["task_id"]
+        assert row.locator("a").inner_text() == run_label(run_id, task_id)
+        assert row.locator("a").get_attribute("title") == run_id
     oracle = page.locator('#leaderboard tr[data-policy="oracle"]')
     assert oracle.locator('[data-field="mean_reward"]').inner_text().strip() == "1.0000"
     assert oracle.locator('[data-field="solved_rate"]').inner_text() == "100%"
+    assert page.page_errors == []
+
+
+RUN_LABELS = [("af-024-slo__oracle__s0__95cc501749", "af-024-slo", "oracle__s0__95cc501749"),
+              ("fixture-oracle-s1", "af-001", "fixture-oracle-s1"), ("t__", "t", "t__"),
+              ("t__x", "t_", "t__x"), ("ab__c", "a", "ab__c")]
+
+
+def test_the_run_column_shows_the_id_after_its_task_alike_in_the_page_and_its_script(page, served_site):
+    # a column cut at its end showed the runs of one task and policy as the same text
+    page.goto(served_site.url)
+    page.wait_for_selector("body[data-ready='1']")
+    for run_id, task_id, shown in RUN_LABELS:
+        assert run_label(run_id, task_id) == shown
+        assert page.evaluate("([r, t]) => import('./static/js/lib/format.js').then((m) => m.runLabel(r, t))",
+                             [run_id, task_id]) == shown
     assert page.page_errors == []
 
 

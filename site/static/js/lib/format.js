@@ -26,6 +26,18 @@ export function formatCount(value) {
   return `${number < 0 ? "-" : ""}${grouped}${fraction === undefined ? "" : `.${fraction}`}`;
 }
 
+/**
+ * What the home page's run column shows of a run id: the id after its task's id and "__" when it
+ * starts so, else the whole id (the task has its own column; exporter/render.py run_label alike).
+ * @param {string} runId
+ * @param {string} taskId
+ * @returns {string}
+ */
+export function runLabel(runId, taskId) {
+  const prefix = `${taskId}__`;
+  return runId.startsWith(prefix) && runId.length > prefix.length ? runId.slice(prefix.length) : runId;
+}
+
 /** A reward level with 4 decimals ("0.4215"). */
 export function formatReward(value) {
   return typeof value === "number" && Number.isFinite(value) ? value.toFixed(4) : "\u2014";
