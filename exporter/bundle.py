@@ -31,6 +31,7 @@ from contract.errors import BadInput
 from contract.files import write_atomic
 from exporter.minified import CSS, JS, minified
 from exporter.minified import version as minifier_version
+from exporter.stylesheets import split_stylesheet
 
 IMPORT_LINE = re.compile(r'^import \{([^}]*)\} from "(\.\.?/[\w./-]+\.js)";\s*$', re.MULTILINE)
 EXPORT_DECLARATION = re.compile(r"^export ((?:async )?function\*? |const |let |class )([\w$]+)", re.MULTILINE)
@@ -316,21 +317,22 @@ def bundle_name(page: str) -> str:
     return posixpath.splitext(posixpath.basename(PAGE_ENTRIES[page]))[0]
 
 
-MINIFIED = {"static/app.css": CSS}
-"""Static files the pages load before their first paint, written minified (exporter/minified.py),
-by media type."""
+STYLESHEET = "static/app.css"
+"""The stylesheet's source; the site gets it whole and cut (exporter/stylesheets.py), minified."""
 
 
 def page_assets(static_dir: Path, cache: Path | None = None) -> dict[str, bytes]:
     """What the pages load, as ``{site path: bytes}``: every page's bundles
-    (:func:`page_bundles`) and the minified forms of :data:`MINIFIED` (the sources stay as
-    they are; the site's copies of static/js/ are kept for anything that imports a module).
+    (:func:`page_bundles`) and the stylesheets cut from :data:`STYLESHEET`
+    (exporter/stylesheets.py), all minified (the sources stay as they are; the site's copies
+    of static/js/ are kept for anything that imports a module).
     With ``cache`` (a folder, the export cache's), the result is kept there under the sha256
     of everything it is made from (:func:`_assets_key`) and read back while that holds: an
     incremental export does not bundle again.
 
     Raises:
-        BadInput: a module or static file is missing or a module's syntax is not supported.
+        BadInput: a module or static file is missing, a module's syntax is not supported or
+            the stylesheet's regions are not well formed.
     """
     if cache is None:
         return _make_page_assets(static_dir)
@@ -371,9 +373,11 @@ def _texts_digest(texts: dict[str, str]) -> str:
 
 
 def _assets_key(static_dir: Path) -> str:
-    """sha256 over what :func:`page_assets` reads: this module's and exporter/minified.py's
-    sources, the minifier's version and every file under ``static_dir`` (path and bytes)."""
-    digest = hashlib.sha256(Path(__file__).read_bytes() + (Path(__file__).parent / "minified.py").read_bytes()
+    """sha256 over what :func:`page_assets` reads: this module's, exporter/minified.py's and
+    exporter/stylesheets.py's sources, the minifier's version and every file under
+    ``static_dir`` (path and bytes)."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("bundle.py", "minified.py", "stylesheets.py"))
                             + minifier_version().encode())
     for path in sorted(p for p in static_dir.rglob("*") if p.is_file()):
         digest.update(path.relative_to(static_dir).as_posix().encode() + b"\0" + path.read_bytes())
@@ -386,9 +390,9 @@ def _make_page_assets(static_dir: Path) -> dict[str, bytes]:
         files.update(page_bundles(static_dir / "js", entry, bundle_name(page)))
     for name, entry in STATIC_PAGE_BUNDLES.items():
         files.update(page_bundles(static_dir / "js", entry, name))
-    for relative, media_type in MINIFIED.items():
-        path = static_dir / relative.removeprefix("static/")
-        if not path.is_file():
-            raise BadInput(path, "static file not found")
-        files[relative] = minified(path, path.read_text(encoding="utf-8"), media_type).encode("utf-8")
+    path = static_dir / STYLESHEET.removeprefix("static/")
+    if not path.is_file():
+        raise BadInput(path, "static file not found")
+    for relative, text in split_stylesheet(path, path.read_text(encoding="utf-8")).items():
+        files[relative] = minified(path, text, CSS).encode("utf-8")
     return files

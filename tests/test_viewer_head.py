@@ -216,6 +216,8 @@ def test_run_page_loads_one_bundle_of_the_first_paint_modules(served_site):
     files = [first, later, episode, atif]
     assert all(not a & b for i, a in enumerate(files) for b in files[i + 1:]), "each module is in exactly one file"
     assert html.index("window.__prefetched") < html.index('rel="stylesheet"'), "the data fetch starts first"
+    assert re.findall(r'<link rel="stylesheet" href="([^"]+)"', html) == ["static/run.css"]
+    assert 'data-episode-styles="static/episode.css"' in html
     assert "static/prefetch-run.js" not in html, "inlined: no request for it"
     assert 'rel="icon" href="data:image/svg+xml;base64,' in html, "the icon costs no request"
 
@@ -227,6 +229,7 @@ def test_the_later_bundle_loads_once_after_the_first_paint(served_site, page):
     page.wait_for_selector("body[data-ready='1']")
     scripts = [url for url in requested if url.endswith(".js")]
     assert scripts == ["static/bundles/run.js", "static/bundles/run.later.js"], scripts
+    assert [url for url in requested if url.endswith(".css")] == ["static/run.css"], "an alerting run: no episode rules"
     marks = page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('run.later.js'))"
                           ".map((e) => e.startTime > performance.getEntriesByName('first-step-rendered')[0].startTime)")
     assert marks == [True], "the later bundle is asked for after the first step is drawn"
@@ -241,9 +244,13 @@ def test_only_an_episode_loads_the_episode_chunk_and_before_its_board_is_drawn(s
     page.goto(f"{served_site.url}run.html?run=fixture-episode-easy")
     page.wait_for_selector("body[data-ready='1']")
     assert "static/bundles/run.episode.js" in requested and "static/bundles/run.atif.js" not in requested
-    drawn = page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('run.episode.js'))"
-                          ".map((e) => e.responseEnd <= performance.getEntriesByName('first-step-rendered')[0].startTime)")
-    assert drawn == [True], "the board's modules are in before the first step is drawn"
+    for name in ("run.episode.js", "episode.css"):
+        drawn = page.evaluate(f"() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/{name}'))"
+                              ".map((e) => e.responseEnd <= performance.getEntriesByName('first-step-rendered')[0].startTime)")
+        assert drawn == [True], f"the board's {name} is in before the first step is drawn"
+    # the board's rules apply (static/episode.css: the run page's own stylesheet holds none of them)
+    assert page.evaluate("() => getComputedStyle(document.querySelector('.episode-grid')).display") == "grid"
+    assert page.locator("link#episode-styles").count() == 1
     assert page.locator("#episode-board").is_visible() and page.locator("#episode-result").count() == 1
     assert page.evaluate("() => performance.getEntriesByType('resource').filter((e) => e.name.includes('run.episode.js')).length") == 1
 

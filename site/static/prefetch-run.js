@@ -24,8 +24,16 @@
   }
 
   // an episode's first step is its board, whose modules are a chunk of their own
-  // (exporter/bundle.py PAGE_CHUNKS): its download starts as soon as the head says "episode"
+  // (exporter/bundle.py PAGE_CHUNKS) and whose rules a stylesheet of their own
+  // (exporter/stylesheets.py): both downloads start as soon as the head says "episode"
+  // (pages/run.js episodeStyles takes the link added here)
   get(`data/run-heads/${id}.json`).then((answer) => answer.ok && answer.json()).then((head) => {
-    if (head && head.kind === "episode") import("./static/bundles/run.episode.js").catch(() => {});
+    if (!head || head.kind !== "episode") return;
+    import("./static/bundles/run.episode.js").catch(() => {});
+    const styles = document.body && document.body.dataset.episodeStyles;
+    if (styles && !document.getElementById("episode-styles")) {
+      const link = Object.assign(document.createElement("link"), { id: "episode-styles", rel: "stylesheet", href: styles });
+      document.head.append(link);
+    }
   }, () => {});
 })();

@@ -77,9 +77,32 @@ function hasAtifParts(source) {
 }
 
 /** Import the chunks `source` needs that are not in yet (their functions go into `parts`). */
+/**
+ * Resolves once the episode board's rules apply: a page whose stylesheet is cut without them
+ * (run.html: `data-episode-styles` on the body names static/episode.css, exporter/stylesheets.py)
+ * loads them, or takes the link the inlined prefetch script added; a page whose stylesheet holds
+ * them (the single exported file) asks nothing. A stylesheet that fails to load is not waited for.
+ * @returns {Promise<void>}
+ */
+function episodeStyles() {
+  const href = document.body.dataset.episodeStyles;
+  if (!href) return Promise.resolve();
+  let link = /** @type {HTMLLinkElement | null} */ (document.getElementById("episode-styles"));
+  if (!link) {
+    link = Object.assign(document.createElement("link"), { id: "episode-styles", rel: "stylesheet", href });
+    document.head.append(link);
+  }
+  if (link.sheet) return Promise.resolve();
+  const pending = link;
+  return new Promise((resolve) => {
+    pending.addEventListener("load", () => resolve(), { once: true });
+    pending.addEventListener("error", () => resolve(), { once: true });
+  });
+}
+
 async function needParts(source) {
   if (source.kind === "episode" && !partsLoaded.has("episode")) {
-    const episode = await import("../components/episode.js");
+    const [episode] = await Promise.all([import("../components/episode.js"), episodeStyles()]);
     Object.assign(parts, { mountEpisodeBoard: episode.mountEpisodeBoard, mountEpisodeView: episode.mountEpisodeView });
     partsLoaded.add("episode");
   }
