@@ -605,3 +605,31 @@ def test_the_leaderboard_keeps_each_run_kind_apart():
     assert [(row["kind"], row["policy"], row["runs"]) for row in rows] == [("alerting", "llm", 2), ("episode", "llm", 2)]
     assert rows[0]["mean_reward"] == 0.6 and rows[1]["mean_reward"] == 0.8
     assert rows[0]["pass_at"] == {"1": 0.5, "2": 1.0} and rows[1]["pass_at"] == {"1": 0.0, "2": 0.0}
+
+
+UNINDENTED_SOURCE = """<ul>
+    <li><a href="x">run</a>{{ badge }}{# ends the line #}
+      <span>&middot; label</span>
+    {% if shown %}
+      <b>shown</b>
+    {% endif %}
+    </li>
+    <pre id="a">{{ text }}</pre>
+    <pre>kept
+      as written</pre>
+  <script>
+    let a = 1;
+  </script>
+</ul>"""
+
+
+def test_template_lines_lose_their_indentation_but_not_the_spaces_the_page_shows(tmp_path):
+    from exporter.render import template_environment
+
+    folder = tmp_path
+    (folder / "t.html").write_text(UNINDENTED_SOURCE)
+    html = template_environment(folder).get_template("t.html").render(badge="", shown=True, text="  two\n   lines")
+    # after a line ending in a tag trim_blocks takes the line break of, one space stays
+    assert html == ("<ul>\n<li><a href=\"x\">run</a> <span>&middot; label</span>\n <b>shown</b>\n </li>\n"
+                    "<pre id=\"a\">  two\n   lines</pre>\n<pre>kept\n      as written</pre>\n"
+                    "<script>\n    let a = 1;\n  </script>\n</ul>")
