@@ -129,9 +129,11 @@ def run_document(run: RunFolder, steps: list[dict[str, Any]]) -> dict[str, Any]:
 HEAD_STEPS = 2
 """Steps a run head file carries: the initial state and the first action."""
 
-HEAD_CHECKS = 40
+HEAD_CHECKS = 24
 """Checks (at least; whole panel groups) a run head carries: more than a screenful of the
-checks panel, which the viewer draws from the head before the first paint."""
+checks panel, which the viewer draws from the head before the first paint. A row is at least
+about 45 px high, so a 900 px screen of the panel shows at most 20 rows (the bench checks that
+every check seen at the first step is drawn: ``bench/viewer.py --all-runs``); it was 40."""
 
 HEAD_CHECK_FIELDS = ("id", "req", "family", "label")
 """What the checks panel's row shows of a check (its note, probe and plot wait for the task file)."""
@@ -220,9 +222,13 @@ def head_from_parts(parts: dict[str, Any], task_doc: dict[str, Any]) -> dict[str
 
 def _head_step(step: dict[str, Any], shown: set[str]) -> dict[str, Any]:
     """A run file step with its check-keyed fields cut to the ``shown`` check ids, each cause
-    to :data:`HEAD_CAUSE_FIELDS` (a null cause, one that ends, stays null), no blame."""
+    to :data:`HEAD_CAUSE_FIELDS` (a null cause, one that ends, stays null), no blame; the
+    initial state's ``message`` empty (the run view shows a note there, and the instruction,
+    which that message is, is the head task's ``instruction``)."""
     cut = {field: {key: value for key, value in step[field].items() if key in shown}
            for field in KEYED_STEP_FIELDS if field in step}
+    if step.get("n") == 0 and "message" in step:
+        cut["message"] = ""
     if "blame" in step:
         cut["blame"] = {}
     if "causes" in cut:

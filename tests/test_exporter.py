@@ -210,7 +210,7 @@ def test_run_head_holds_the_first_steps_and_what_the_header_needs(exported):
         assert head["task"] == head_task(task)
         assert head["task"]["checks"] == [{"index": i, **{k: task["checks"][i][k] for k in ("id", "req", "family", "label")}}
                                           for group in task["panel"] for i in group["checks"]], "few checks: all of them"
-        panel_causes = [{**step, "blame": {}, "causes": {key: cause and {k: cause[k] for k in ("kind", "summary", "why") if k in cause}
+        panel_causes = [{**step, **({"message": ""} if step["n"] == 0 else {}), "blame": {}, "causes": {key: cause and {k: cause[k] for k in ("kind", "summary", "why") if k in cause}
                                                          for key, cause in step["causes"].items()}}
                         for step in run["steps"][:HEAD_STEPS]]
         assert head["steps"] == panel_causes, "the first steps, as in the run file (all its checks are in the head)"
@@ -519,16 +519,16 @@ def synthetic_task(group_sizes: list[int]) -> dict:
             "checks": checks, "panel": panel_groups(requirements, checks)}
 
 
-def test_a_head_holds_whole_panel_groups_until_it_has_40_checks_and_only_their_failures():
-    task = synthetic_task([25, 10, 30, 50])
+def test_a_head_holds_whole_panel_groups_until_it_has_24_checks_and_only_their_failures():
+    task = synthetic_task([15, 5, 30, 50])
     head_checks = head_task(task)
-    assert [group["req"] for group in head_checks["panel"]] == ["R0", "R1", "R2"], "25 + 10 < 40 <= 25 + 10 + 30"
-    assert len(head_checks["checks"]) == 65 and head_checks["check_count"] == 115 and HEAD_CHECKS == 40
+    assert [group["req"] for group in head_checks["panel"]] == ["R0", "R1", "R2"], "15 + 5 < 24 <= 15 + 5 + 30"
+    assert len(head_checks["checks"]) == 50 and head_checks["check_count"] == 100 and HEAD_CHECKS == 24
     assert [r["id"] for r in head_checks["requirements"]] == ["R0", "R1", "R2"]
     assert set(head_checks["checks"][0]) == {"index", "id", "req", "family", "label"}, "no note, probe or plot"
     cause = {"kind": "alert-undefined", "summary": "no rule defines X", "facts": {"alert": "X"}}
     failing = {check["id"]: "expected X, got none" for check in task["checks"]}
-    step = {"n": 0, "total": 0.0, "checks": "0" * 115, "failed": failing, "causes": {key: cause for key in failing},
+    step = {"n": 0, "total": 0.0, "checks": "0" * 100, "message": "do it", "failed": failing, "causes": {key: cause for key in failing},
             "blame": {key: None for key in failing}}
     later = {**step, "n": 1, "failed": {"R3.c0": ""}, "causes": {"R0.c0": None, "R3.c0": None}, "blame": {}}
     run = {"run_id": "r", "kind": "alerting", "task_id": "t", "steps": [step, later, {**later, "n": 2}]}
@@ -539,6 +539,7 @@ def test_a_head_holds_whole_panel_groups_until_it_has_40_checks_and_only_their_f
     assert head["steps"][0]["causes"]["R0.c0"] == {"kind": "alert-undefined", "summary": "no rule defines X"}
     assert head["steps"][1]["causes"] == {"R0.c0": None} and head["steps"][1]["failed"] == {}
     assert head["steps"][0]["checks"] == step["checks"] and len(head["steps"]) == HEAD_STEPS
+    assert head["steps"][0]["message"] == "" and run["steps"][0]["message"] == "do it", "the view shows a note there"
 
 
 def test_an_export_with_a_memo_is_the_export_without_one(tmp_path, runs_copy):

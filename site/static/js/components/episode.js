@@ -44,6 +44,7 @@ import { renderMap } from "./episode-map.js";
 import { renderResult } from "./episode-result.js";
 import { episodeSummary, renderFinal, renderStepScore } from "./episode-score.js";
 import { renderServices } from "./episode-services.js";
+import { EPISODE_MARKUP } from "../lib/episode-markup.js";
 
 /** The alerting runs' panels, the check permalinks and the templates of step blocks only they have (lib/dom.js blockFor). */
 const ALERTING_PARTS = ["checks-panel", "matrix-panel", "check-inspector", "reward-panel", "check-permalink", "cause-permalink",
@@ -82,10 +83,37 @@ function addMeta(run) {
 }
 
 /**
+ * The element a markup tree describes (lib/episode-markup.js: [tag, attributes or null,
+ * ...children], text as strings; a template's children go to its content), built with
+ * document.createElement: the trees are the site's own partials, not run data, and no markup
+ * parser is involved.
+ * @param {Array<any> | string} node
+ * @returns {Node}
+ */
+function buildMarkup(node) {
+  if (typeof node === "string") return document.createTextNode(node);
+  const [tag, attributes, ...children] = node;
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) element.setAttribute(name, String(value));
+  const target = element instanceof HTMLTemplateElement ? element.content : element;
+  for (const child of children) target.append(buildMarkup(child));
+  return element;
+}
+
+/** Put the score aside and the board in place of their empty roots in run.html (once). */
+function placeMarkup() {
+  for (const [id, node] of Object.entries(EPISODE_MARKUP)) {
+    const root = byId(id);
+    if (!root.hasChildNodes()) root.replaceWith(buildMarkup(node));
+  }
+}
+
+/**
  * Show the episode parts of the run view, take the alerting ones out of the page (an episode has
  * no check catalog: the page holds no hidden panels), fill the final score and the meta.
  */
 function showParts(source, summary) {
+  placeMarkup();
   byId("run-view").classList.add("episode-mode");
   for (const id of ["episode-result", "episode-score", "episode-board", "episode-curve"]) byId(id).hidden = false;
   for (const id of ALERTING_PARTS) document.getElementById(id)?.remove();

@@ -39,7 +39,6 @@ import { formatCount, formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { highlightHunk, renderStepDetail } from "../components/detail.js";
 import { pageQuery } from "../lib/params.js";
-import { watchLive } from "../lib/live.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page's first bundle holds
 // only the above, so fewer files stand between the navigation and the first step). The episode
@@ -55,6 +54,7 @@ function laterModules() {
     import("../lib/nav.js"),
     import("../components/runsearch.js"),
     import("../lib/params.js"),
+    import("../lib/live.js"),  // `alertforge view`'s updates: watched once the whole run is drawn
   ]).then((modules) => Object.assign({}, ...modules));
 }
 
@@ -382,7 +382,7 @@ async function showWhole(modules) {
   view.dataset.loaded = "all";
   document.body.dataset.ready = "1";
   state.modules = modules;
-  watchLive(refreshRun);
+  modules.watchLive(refreshRun);
 }
 
 /**
