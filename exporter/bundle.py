@@ -171,20 +171,29 @@ def without_comments(source: str) -> str:
 
 def _registrations(js_dir: Path, names: list[str]) -> str:
     """Each module of ``names`` (ids under ``js_dir``) registered as a function, minified
-    (exporter/minified.py), a line each.
+    (exporter/minified.py), a line each. A module whose minified form would hold ``</script`` or
+    ``<!--`` where its source does not (the minifier writes ``"\\x3c/script>"`` as the text it
+    stands for) is registered unminified, so the bundle can still be inlined.
 
     Raises:
         BadInput: a module is missing, uses syntax :func:`transform_module` does not support or
-            cannot be parsed (names the module).
+            cannot be parsed (names the module, and the line and column in its own file).
     """
     parts = []
     for name in names:
         path = js_dir / name
         if not path.is_file():
             raise BadInput(path, "module not found (imported by the viewer)")
-        body, _ = transform_module(name, without_comments(path.read_text(encoding="utf-8")))
-        parts.append(minified(path, f"__registry.modules[{orjson.dumps(name).decode()}] = "
-                              f"function (__require, __lazy) {{\n{body}\n}};", JS) + "\n")
+        source = path.read_text(encoding="utf-8")
+        body, _ = transform_module(name, without_comments(source))
+        registration = (f"__registry.modules[{orjson.dumps(name).decode()}] = "
+                        f"function (__require, __lazy) {{\n{body}\n}};")
+        try:
+            text = minified(path, registration, JS)
+        except BadInput:
+            minified(path, source, JS)  # the module as written: the error's line is in its file
+            raise
+        parts.append((registration if SCRIPT_END.search(text) and not SCRIPT_END.search(source) else text) + "\n")
     return "".join(parts)
 
 

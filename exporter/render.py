@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from contract.errors import BadInput
 from exporter.attempts import shown_k
-from exporter.bundle import PAGE_ENTRIES, bundle_name, refuse_script_end
+from exporter.bundle import PAGE_ENTRIES, SCRIPT_END, bundle_name, refuse_script_end
 from exporter.gallery import paginate
 from exporter.minified import JS, minified
 from exporter.minified import version as minifier_version
@@ -166,9 +166,10 @@ def favicon_data_url(static_dir: Path) -> str:
 
 
 def inline_script(static_dir: Path, name: str) -> tuple[Markup, str]:
-    """``static_dir/name``, minified (exporter/minified.py), as the text of an inline
-    ``<script>`` and its CSP source (``'sha256-<base64>'``, CSP Level 2 hash-source), so the
-    page runs it without a request.
+    """``static_dir/name``, minified (exporter/minified.py; as written when the minified form
+    would end the element where the source did not), as the text of an inline ``<script>`` and
+    its CSP source (``'sha256-<base64>'``, CSP Level 2 hash-source), so the page runs it without
+    a request.
 
     Raises:
         BadInput: the file is missing, cannot be parsed or holds ``</script`` or ``<!--`` (it
@@ -177,7 +178,10 @@ def inline_script(static_dir: Path, name: str) -> tuple[Markup, str]:
     path = static_dir / name
     if not path.is_file():
         raise BadInput(path, "script not found")
-    text = minified(path, path.read_text(encoding="utf-8"), JS)
+    source = path.read_text(encoding="utf-8")
+    text = minified(path, source, JS)
+    if SCRIPT_END.search(text) and not SCRIPT_END.search(source):  # the minifier unescaped "\x3c/script>"
+        text = source
     refuse_script_end(path, text)
     return Markup(text), csp_hash(text)
 

@@ -53,14 +53,31 @@ def test_the_run_page_bundle_is_minified_and_still_registers_its_modules(tmp_pat
             assert subprocess.run([node, "--check", str(target)], check=False, capture_output=True).returncode == 0, path
 
 
-def test_a_module_the_minifier_cannot_parse_is_bad_input_naming_it(tmp_path):
+def test_a_module_the_minifier_cannot_parse_is_bad_input_naming_it_and_its_line(tmp_path):
     js = tmp_path / "js"
     shutil.copytree(STATIC / "js", js)
     broken = js / "lib" / "format.js"
-    broken.write_text(broken.read_text() + "\nconst oops = ;\n")
+    lines = broken.read_text().split("\n")
+    broken.write_text("\n".join([*lines, "const oops = ;", ""]))
     with pytest.raises(BadInput) as caught:
         page_bundles(js, "pages/run.js", "run")
-    assert "format.js" in str(caught.value) and "not minified" in str(caught.value)
+    # the line in the module's own file, not in the bundle's text made of it (comments dropped, wrapped)
+    assert "format.js" in str(caught.value) and f"not minified: unexpected ; in expression on line {len(lines) + 1}" in str(caught.value)
+
+
+def test_text_the_minifier_would_turn_into_a_script_end_stays_as_written(tmp_path):
+    from exporter.bundle import SCRIPT_END, bundle_script
+    from exporter.render import inline_script
+
+    js = tmp_path / "js"
+    (js / "lib").mkdir(parents=True)
+    (js / "lib" / "a.js").write_text('export const end = "\\x3c/script>" + `<\\/SCRIPT>`;\nexport const other = 1 + 2;\n')
+    (js / "lib" / "b.js").write_text("export const b = 3 + 4;\n")
+    script = bundle_script(js, 'import("./lib/a.js");')
+    assert not SCRIPT_END.search(script) and "3+4" in script, "a.js as written, b.js minified"
+    (tmp_path / "inline.js").write_text('window.x = "\\u003c/script>";\n')
+    text, _ = inline_script(tmp_path, "inline.js")
+    assert not SCRIPT_END.search(str(text))
 
 
 def test_the_stylesheet_is_minified_and_keeps_its_rules():
