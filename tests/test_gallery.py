@@ -12,11 +12,13 @@ from conftest import fixture_tasks
 from exporter.export import export_site
 from exporter.gallery import detail_signature, slug
 from exporter.gallery_checks import last_turned_red
+from exporter.minified import JS, minified
 
 FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
 
 
-NOTICE_TEXT = (Path(__file__).resolve().parents[1] / "site" / "static" / "file-notice.js").read_text()
+NOTICE_TEXT = minified(Path("file-notice.js"), (Path(__file__).resolve().parents[1] / "site" / "static" / "file-notice.js").read_text(), JS)
+"""The file notice as the pages inline it: minified (exporter/minified.py)."""
 """The one inline script every page carries (allowed by its CSP hash): the file:// notice."""
 
 

@@ -178,8 +178,9 @@ def test_a_damaged_template_bytecode_cache_is_compiled_again(tmp_path):
 
     bytecode = tmp_path / "templates"
     first = template_environment(SITE_DIR / "templates", bytecode).get_template("_pass_at.html")
-    assert list(bytecode.iterdir())
-    for cached in bytecode.iterdir():
+    compiled = [path for path in bytecode.rglob("*") if path.is_file()]
+    assert compiled
+    for cached in compiled:
         cached.write_bytes(cached.read_bytes()[:20])  # the magic header survives, the rest does not
     again = template_environment(SITE_DIR / "templates", bytecode).get_template("_pass_at.html")
     row = {"pass_at": {"1": 0.5, "2": 0.75}}

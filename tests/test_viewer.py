@@ -266,8 +266,7 @@ def _assert_not_executed(page) -> None:
     assert page.locator("img").count() == 0
     assert page.locator("[onerror]").count() == 0
     scripts = page.evaluate("() => [...document.scripts].map((s) => [s.getAttribute('src'), s.textContent])")
-    prefetch = (ROOT / "site" / "static" / "prefetch-run.js").read_text()
-    notice = (ROOT / "site" / "static" / "file-notice.js").read_text()
+    prefetch, notice = (_inlined(ROOT / "site" / "static" / name) for name in ("prefetch-run.js", "file-notice.js"))
     inline = [text for src, text in scripts if src is None]
     assert inline in ([notice], [prefetch, notice]), (
         "no inline script but the page's own prefetch and file notice (CSP allows only their hashes)")
@@ -329,8 +328,15 @@ def test_every_page_carries_the_csp_meta(page, served_site):
         assert page.page_errors == []
 
 
+def _inlined(path: Path) -> str:
+    """What a page inlines of a script: its minified text (exporter/minified.py)."""
+    from exporter.minified import JS, minified
+
+    return minified(path, path.read_text(), JS)
+
+
 def _hash_source(path: Path) -> str:
-    digest = base64.b64encode(hashlib.sha256(path.read_text().encode()).digest()).decode()
+    digest = base64.b64encode(hashlib.sha256(_inlined(path).encode()).digest()).decode()
     return f"'sha256-{digest}'"
 
 

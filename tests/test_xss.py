@@ -13,6 +13,7 @@ import pytest
 from conftest import fixture_tasks
 
 from exporter.export import export_site
+from exporter.minified import JS, minified
 from exporter.serve import serve_in_background
 
 pytestmark = pytest.mark.browser
@@ -28,7 +29,7 @@ PAYLOADS = (
     "{{ 7*7 }}${window.__pwned=1}",
 )
 ALL = " ".join(PAYLOADS)
-NOTICE = (Path(__file__).resolve().parents[1] / "site" / "static" / "file-notice.js").read_text()
+NOTICE = minified(Path("file-notice.js"), (Path(__file__).resolve().parents[1] / "site" / "static" / "file-notice.js").read_text(), JS)
 TASK_ID = 'task"><img src=x onerror=window.__pwned=1>'
 RUN_A = "xss-a<svg onload=window.__pwned=1>"
 RUN_B = "xss-b'><img src=x onerror=window.__pwned=1>"
