@@ -44,3 +44,14 @@ def test_an_alerting_page_holds_no_board_and_an_episode_builds_it(served_site, p
     assert page.locator("#episode-score.panel.episode-score #episode-step-reward").is_visible()
     assert page.locator("#episode-board").count() == page.locator("#episode-score").count() == 1
     assert page.page_errors == []
+
+
+@pytest.mark.browser
+def test_an_episode_whose_stylesheet_fails_still_draws_its_board(served_site, page):
+    # a stylesheet that fails (here at once: the inlined script's link errs before the board's
+    # modules ask for it) is not waited for
+    page.route("**/static/episode.css", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(f"{served_site.url}run.html?run=fixture-episode-easy")
+    page.wait_for_selector("body[data-ready='1']", timeout=15_000)
+    assert page.locator("#episode-board #episode-services-panel").count() == 1
+    assert page.locator("link#episode-styles").get_attribute("data-state") == "done"

@@ -33,6 +33,9 @@
     const styles = document.body && document.body.dataset.episodeStyles;
     if (styles && !document.getElementById("episode-styles")) {
       const link = Object.assign(document.createElement("link"), { id: "episode-styles", rel: "stylesheet", href: styles });
+      const done = () => { link.dataset.state = "done"; };
+      link.addEventListener("load", done, { once: true });
+      link.addEventListener("error", done, { once: true });
       document.head.append(link);
     }
   }, () => {});

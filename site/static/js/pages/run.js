@@ -76,7 +76,6 @@ function hasAtifParts(source) {
     step.llm || step.copied || step.section || step.media?.length || step.subagents?.length));
 }
 
-/** Import the chunks `source` needs that are not in yet (their functions go into `parts`). */
 /**
  * Resolves once the episode board's rules apply: a page whose stylesheet is cut without them
  * (run.html: `data-episode-styles` on the body names static/episode.css, exporter/stylesheets.py)
@@ -90,9 +89,13 @@ function episodeStyles() {
   let link = /** @type {HTMLLinkElement | null} */ (document.getElementById("episode-styles"));
   if (!link) {
     link = Object.assign(document.createElement("link"), { id: "episode-styles", rel: "stylesheet", href });
+    link.addEventListener("load", () => { link.dataset.state = "done"; }, { once: true });
+    link.addEventListener("error", () => { link.dataset.state = "done"; }, { once: true });
     document.head.append(link);
   }
-  if (link.sheet) return Promise.resolve();
+  // data-state="done": loaded or failed (the prefetch script's link sets it too: an error
+  // before this call would fire no event we could still wait for)
+  if (link.sheet || link.dataset.state === "done") return Promise.resolve();
   const pending = link;
   return new Promise((resolve) => {
     pending.addEventListener("load", () => resolve(), { once: true });
@@ -100,6 +103,7 @@ function episodeStyles() {
   });
 }
 
+/** Import the chunks `source` needs that are not in yet (their functions go into `parts`). */
 async function needParts(source) {
   if (source.kind === "episode" && !partsLoaded.has("episode")) {
     const [episode] = await Promise.all([import("../components/episode.js"), episodeStyles()]);
