@@ -18,7 +18,6 @@ its content. A test runs ``--check``, so the module cannot fall behind the parti
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from html.parser import HTMLParser
@@ -26,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from generated_file import write_or_check
 
 from exporter.render import template_environment
 
@@ -86,19 +87,9 @@ def module_text() -> str:
             f"/** @type {{Object<string, Array<any>>}} */\nexport const EPISODE_MARKUP = {body};\n")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file is out of date, write nothing")
-    args = parser.parse_args()
-    text = module_text()
-    if args.check:
-        if not OUT.is_file() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT.relative_to(ROOT)} is out of date: run scripts/episode_markup.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)} ({len(text):,} bytes)")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    """Write (or with ``--check`` compare) episode-markup.js; returns the exit code."""
+    return write_or_check(OUT, module_text(), ROOT, "scripts/episode_markup.py", argv, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -18,10 +18,11 @@ no build step.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+from generated_file import write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "docs" / "schemas"
@@ -88,18 +89,7 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write (or with ``--check`` compare) site-types.js; returns the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file is out of date")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not OUT.is_file() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT.relative_to(ROOT)} is out of date: run python scripts/site_types.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    print(OUT.relative_to(ROOT))
-    return 0
+    return write_or_check(OUT, render(), ROOT, "python scripts/site_types.py", argv, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
