@@ -324,6 +324,9 @@ def test_a_large_catalog_draws_the_heads_checks_first_and_the_rest_in_the_task_f
     assert failing, "the no-op run fails checks from the start"
     first = page.locator(f'#checks-panel li.check[data-check-id="{failing[0]["id"]}"]')
     assert first.locator(".check-detail").inner_text() == head["steps"][0]["failed"].get(failing[0]["id"], "")
+    # the filter counts every failing check of the step, not only those of the groups the head holds
+    assert page.locator("#checks-fail-count").inner_text() == str(head["steps"][0]["checks"].count("0"))
+    assert head["steps"][0]["checks"].count("0") > len(failing), "this run fails checks beyond the head's groups"
     wait_held(page, held)
     held[0].continue_()
     page.wait_for_selector("body[data-ready='1']")

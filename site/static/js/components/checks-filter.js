@@ -8,13 +8,11 @@ const FLIPS_NAMED = 6;
 
 /**
  * Per group, the failing and changed checks and the checks with root `chosen`; the checks that
- * turned red and green; the totals. Over every check of the panel's groups, drawn or not
+ * turned red and green. Over every check of the panel's groups, drawn or not
  * (`panel.state(index)`: "pass", "fail" or "na"; `panel.changed`: a Set of indexes).
  */
 function tally(panel, roots, chosen) {
   const turned = { red: [], green: [] };
-  let failing = 0;
-  let changed = 0;
   for (const group of panel.groups) {
     group.fails = 0;
     group.changedCount = 0;
@@ -28,10 +26,15 @@ function tally(panel, roots, chosen) {
       if (isChanged && state === "fail") turned.red.push(check.id);
       if (isChanged && state === "pass") turned.green.push(check.id);
     }
-    failing += group.fails;
-    changed += group.changedCount;
   }
-  return { turned, failing, changed };
+  return { turned };
+}
+
+/** How many times `state` ("0": failing) is in a step's `checks` string (one state per check). */
+function countOf(checks, state) {
+  let count = 0;
+  for (const value of checks) if (value === state) count += 1;
+  return count;
 }
 
 /** The roots of the step's failing checks (lib/roots.js): Map check id -> root. */
@@ -158,9 +161,11 @@ export function installFilter(container, panel, catalog) {
     update(step) {
       lastStep = step;
       roots = stepRoots(panel);
-      const { turned, failing, changed } = tally(panel, roots, chosenRoot());
-      fill(document.getElementById("checks-fail-count"), String(failing));
-      fill(document.getElementById("checks-changed-count"), String(changed));
+      const { turned } = tally(panel, roots, chosenRoot());
+      // the totals over every check of the step, not only the groups the panel holds (drawn from a
+      // run head, it holds the first ones until the task file is in)
+      fill(document.getElementById("checks-fail-count"), String(countOf(typeof step.checks === "string" ? step.checks : "", "0")));
+      fill(document.getElementById("checks-changed-count"), String(Array.isArray(step.changed) ? step.changed.length : 0));
       fill(flips, flipsText(step, turned));
       fillRoots(roots, chosenRoot());
       apply();
