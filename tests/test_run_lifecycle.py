@@ -254,6 +254,11 @@ def test_failed_and_interrupted_runs_are_marked_on_every_page(tmp_path, page):
         page.wait_for_selector("body[data-ready='1']")
         badges = page.locator("#runs-table .status-badge")
         assert sorted(badges.all_inner_texts()) == ["failed", "incomplete"]  # running: stopped, or still recording
+        page_rows = page.locator("#runs-table tr[data-run-id='fixture-oracle-failed'] td[data-field='run_id']").inner_text()
+        page.locator("button.sort-button[data-sort='reward']").click()  # the script draws the rows again
+        page.wait_for_function("() => document.querySelector(\"#runs-table th[data-sort='reward']\").getAttribute('aria-sort') !== 'none'")
+        script_rows = page.locator("#runs-table tr[data-run-id='fixture-oracle-failed'] td[data-field='run_id']").inner_text()
+        assert script_rows == page_rows and page_rows.endswith(" failed"), "the badge's text is not glued to the id"
         assert page.locator("#leaderboard").is_visible() and page.locator("#leaderboard-all").is_hidden()
         page.locator("#leaderboard-include").check()
         assert page.locator("#leaderboard-all").is_visible() and page.locator("#leaderboard").is_hidden()

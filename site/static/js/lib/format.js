@@ -71,3 +71,10 @@ export function statusBadge(el, status) {
   if (!status || status === "complete") return null;
   return el("span", { class: ["badge", "badge-fail", "status-badge", `status-${status}`], dataset: { status } }, statusLabel(status));
 }
+
+/** statusBadge after a space, as the pages' own rows have it (its text not glued to the run id's
+ * before it), or null for a complete run. */
+export function statusBadgeAfterSpace(el, status) {
+  const badge = statusBadge(el, status);
+  return badge ? [" ", badge] : null;
+}

@@ -20,7 +20,7 @@
 
 import { byId, el, fill, svg, clear, showPageError } from "../lib/dom.js";
 import { blameAt, causeAt, failureAt, finalReward, firstDivergence, loadRun, loadTask, loadTaskRuns, stateAt } from "../lib/data.js";
-import { formatReward, statusBadge, statusLabel } from "../lib/format.js";
+import { formatReward, statusBadgeAfterSpace, statusLabel } from "../lib/format.js";
 import { pageQuery, readParams, writeParams } from "../lib/params.js";
 import { failureRoots, sharedRoots } from "../lib/roots.js";
 import { watchLive } from "../lib/live.js";
@@ -53,7 +53,7 @@ function whyParts(run, n, index, check) {
 function renderMeta(target, run) {
   const final = run.final || {};
   const items = [
-    ["Run", [el("a", { href: runLink(run, 0) }, run.run_id), statusBadge(el, run.status)]],
+    ["Run", [el("a", { href: runLink(run, 0) }, run.run_id), statusBadgeAfterSpace(el, run.status)]],
     ["Policy", run.policy ?? "\u2014"],
     ["Model", run.model ?? "\u2014"],
     ["Steps", String(run.steps.length - 1)],
