@@ -171,9 +171,7 @@ def without_comments(source: str) -> str:
 
 def _registrations(js_dir: Path, names: list[str]) -> str:
     """Each module of ``names`` (ids under ``js_dir``) registered as a function, minified
-    (exporter/minified.py), a line each. A module whose minified form would hold ``</script`` or
-    ``<!--`` where its source does not (the minifier writes ``"\\x3c/script>"`` as the text it
-    stands for) is registered unminified, so the bundle can still be inlined.
+    (:func:`inlinable_minified`: unminified where minifying would make a script end), a line each.
 
     Raises:
         BadInput: a module is missing, uses syntax :func:`transform_module` does not support or
@@ -188,13 +186,28 @@ def _registrations(js_dir: Path, names: list[str]) -> str:
         body, _ = transform_module(name, without_comments(source))
         registration = (f"__registry.modules[{orjson.dumps(name).decode()}] = "
                         f"function (__require, __lazy) {{\n{body}\n}};")
-        try:
-            text = minified(path, registration, JS)
-        except BadInput:
-            minified(path, source, JS)  # the module as written: the error's line is in its file
-            raise
-        parts.append((registration if SCRIPT_END.search(text) and not SCRIPT_END.search(source) else text) + "\n")
+        parts.append(inlinable_minified(path, source, registration) + "\n")
     return "".join(parts)
+
+
+def inlinable_minified(path: Path, source: str, text: str | None = None) -> str:
+    """``text`` (made from ``source``, the content of ``path``; ``source`` itself when None)
+    minified, or as it is when its minified form would hold ``</script`` or ``<!--``
+    (:data:`SCRIPT_END`) where ``source`` does not: the minifier writes ``"\\x3c/script>"`` as
+    the text it stands for, which would stop the script being inlined.
+
+    Raises:
+        BadInput: the minifier cannot parse it; when ``text`` is not ``source``, the position
+            given is ``source``'s in its own file when it is ``source`` that does not parse.
+    """
+    text = source if text is None else text
+    try:
+        out = minified(path, text, JS)
+    except BadInput:
+        if text is not source:
+            minified(path, source, JS)  # the file as written: the error's line is in it
+        raise
+    return text if SCRIPT_END.search(out) and not SCRIPT_END.search(source) else out
 
 
 def _loader(js_dir: Path, text: str) -> str:

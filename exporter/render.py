@@ -15,9 +15,8 @@ from markupsafe import Markup
 
 from contract.errors import BadInput
 from exporter.attempts import shown_k
-from exporter.bundle import PAGE_ENTRIES, SCRIPT_END, bundle_name, refuse_script_end
+from exporter.bundle import PAGE_ENTRIES, bundle_name, inlinable_minified, refuse_script_end
 from exporter.gallery import paginate
-from exporter.minified import JS, minified
 from exporter.minified import version as minifier_version
 from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
@@ -72,9 +71,9 @@ class UnindentedLines(jinja2.ext.Extension):
     templates' markup, and their indentation was 5% of the run page (1.4 of 25.3 kB) and 6.5%
     of the home page. A line break stays, so text and inline elements keep the space between
     them; after a line ending in a tag whose line break ``trim_blocks`` removes (``%}``, ``#}``)
-    the indentation was the only space there, and one space is kept. Lines inside an element whose whitespace is kept (``pre``, ``textarea``, ``script``,
-    ``style``) opened on an earlier line and not yet closed are left as written; values put in
-    by ``{{ }}`` are never touched."""
+    the indentation was the only space there, and one space is kept. Lines inside an element
+    whose whitespace is kept (``pre``, ``textarea``, ``script``, ``style``) opened on an earlier
+    line and not yet closed are left as written; values put in by ``{{ }}`` are never touched."""
 
     def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
         out, kept, previous = [], None, ""
@@ -178,10 +177,7 @@ def inline_script(static_dir: Path, name: str) -> tuple[Markup, str]:
     path = static_dir / name
     if not path.is_file():
         raise BadInput(path, "script not found")
-    source = path.read_text(encoding="utf-8")
-    text = minified(path, source, JS)
-    if SCRIPT_END.search(text) and not SCRIPT_END.search(source):  # the minifier unescaped "\x3c/script>"
-        text = source
+    text = inlinable_minified(path, path.read_text(encoding="utf-8"))
     refuse_script_end(path, text)
     return Markup(text), csp_hash(text)
 
