@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 from viewer_measure import Load, MeasureError, load_page, load_run, switch_times
@@ -122,9 +124,22 @@ def distribution(values: list[float]) -> dict:
             "max": ordered[-1]}
 
 
+_OWN_PAGES: dict[str, bool] = {}
+
+
 def run_url(base: str, run_id: str, step: int | None = None) -> str:
     """The run view's address for ``run_id`` (at ``step``, when given) on a site served at
-    ``base`` (ends with /)."""
+    ``base`` (ends with /): the run's own page (``runs/<id>.html``, exporter/run_page.py, what
+    the home page links to) on a site that has them, else ``run.html?run=<id>`` (a site
+    exported before them: asked once per site)."""
+    if base not in _OWN_PAGES:
+        try:
+            with urllib.request.urlopen(f"{base}runs/{urllib.parse.quote(run_id)}.html", timeout=10) as answer:
+                _OWN_PAGES[base] = answer.status == 200
+        except OSError:
+            _OWN_PAGES[base] = False
+    if _OWN_PAGES[base]:
+        return f"{base}runs/{urllib.parse.quote(run_id)}.html" + ("" if step is None else f"?step={step}")
     return f"{base}run.html?run={run_id}" + ("" if step is None else f"&step={step}")
 
 

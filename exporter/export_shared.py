@@ -10,6 +10,7 @@ and the head of a run that was reused while its task file stayed the same (linke
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +40,12 @@ from exporter.page_worker import Beside
 from exporter.redact import Redactor
 from exporter.render import (
     FOOTER_FIELDS,
+    inline_styles,
     page_environment,
     render_gallery_pages,
     render_pages,
+    render_run_page,
+    run_page_path,
     templates_digest,
 )
 from exporter.run_index import SearchIndex, shard_rows
@@ -129,9 +133,44 @@ def _task_document(task: SiteTask, context: ExportContext) -> dict[str, Any]:
     return task.document
 
 
-def write_heads(entries: list[RunEntry], tasks: dict[str, SiteTask], context: ExportContext) -> None:
+@dataclass
+class RunPages:
+    """Writes runs' own pages (:func:`exporter.render.render_run_page`, ``runs/<id>.html``)
+    from their heads with ``environment`` (:func:`exporter.render.page_environment` of
+    ``templates_dir``); ``footer``: the index's FOOTER_FIELDS. A page made from the same head
+    bytes and templates as the current site's is linked from it, not rendered."""
+
+    environment: Any
+    templates_dir: Path
+    footer: dict[str, Any]
+    context: ExportContext
+    stylesheet: bytes
+    """static/run.css as the site has it (minified): a page with its first step inlines it."""
+
+    def __post_init__(self) -> None:
+        self.styles = inline_styles(self.templates_dir.parent / "static" / "run.css", self.stylesheet)
+        self.templates = digest_of([templates_digest(self.templates_dir), self.styles["hash"]])
+
+    def write(self, run_id: str, head_digest: str, head: Any) -> None:
+        """The page of ``run_id`` whose head file's sha256 is ``head_digest``; ``head()`` gives
+        the head's JSON values when the page must be rendered."""
+        relative = run_page_path(run_id)
+        digest = digest_of([self.templates, head_digest])
+        context = self.context
+        if context.saved is not None:
+            context.saved.pages[relative] = digest
+        previous = context.state.pages if context.state is not None else {}
+        if previous.get(relative) == digest and context.sink.reuse(relative, context.sink.previous.get(relative, "")):
+            return
+        context.sink.write(relative, render_run_page(self.environment, self.templates_dir, head(), self.footer,
+                                                     self.styles))
+
+
+def write_heads(entries: list[RunEntry], tasks: dict[str, SiteTask], context: ExportContext,
+                pages: RunPages | None = None) -> None:
     """Every run's head file: linked from the current site for a run reused whose task file
-    is the same, else made from the record's head parts and the task file."""
+    is the same, else made from the record's head parts and the task file; with ``pages``,
+    each run's own page beside it."""
     previous = context.state.tasks if context.state is not None else {}
     for entry in entries:
         record = entry.record
@@ -139,9 +178,15 @@ def write_heads(entries: list[RunEntry], tasks: dict[str, SiteTask], context: Ex
         relative = f"data/run-heads/{run_id}.json"
         if entry.reused and previous.get(task.id) == task.digest and context.sink.reuse(
                 relative, context.sink.previous.get(relative, "")):
+            if pages is not None:
+                pages.write(run_id, context.sink.previous[relative],
+                            lambda relative=relative: orjson.loads((context.sink.out_dir / relative).read_bytes()))
             continue
-        head = head_from_parts(entry.part("head"), _task_document(task, context))
-        context.sink.write(relative, _json_bytes(_checked(RunHead, head)))
+        head = _checked(RunHead, head_from_parts(entry.part("head"), _task_document(task, context)))
+        data = _json_bytes(head)
+        context.sink.write(relative, data)
+        if pages is not None:
+            pages.write(run_id, hashlib.sha256(data).hexdigest(), lambda head=head: head)
 
 
 def _put(context: ExportContext, relative: str, data: bytes) -> None:
@@ -258,6 +303,8 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
     bytecode = cache / "templates" if cache is not None else None
     footer = {"generated_by": GENERATED_BY, "version": SITE_DATA_VERSION}  # the index's FOOTER_FIELDS
     reuse = _page_reuse(site_dir, context)
+    static = _static_files(site_dir / "static")
+    static.update(page_assets(site_dir / "static", cache / "assets" if cache is not None else None))
 
     def gallery_pages() -> None:  # from the records' gallery parts alone: beside the rest
         environment = page_environment(site_dir / "templates", bytecode)
@@ -268,7 +315,8 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
                     len(entries))
     try:
         tasks = site_tasks(entries, context)
-        write_heads(entries, tasks, context)
+        write_heads(entries, tasks, context, RunPages(page_environment(site_dir / "templates", bytecode),
+                                                     site_dir / "templates", footer, context, static["static/run.css"]))
         index = _index_files(entries, tasks, context)
         if {key: index[key] for key in FOOTER_FIELDS} != footer:
             raise RuntimeError(f"the kind pages' footer {footer} is not the index's")
@@ -278,8 +326,6 @@ def write_shared_files(entries: list[RunEntry], site_dir: Path, context: ExportC
     except BaseException:
         beside.stop()  # this export fails: what the child writes is thrown away with the staging folder
         raise
-    static = _static_files(site_dir / "static")
-    static.update(page_assets(site_dir / "static", cache / "assets" if cache is not None else None))
     for relative, data in sorted(static.items()):
         context.sink.write(relative, data)
     return len(tasks)

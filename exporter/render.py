@@ -18,9 +18,12 @@ from exporter.attempts import shown_k
 from exporter.bundle import PAGE_ENTRIES, bundle_name, inlinable_minified, refuse_script_end
 from exporter.gallery import paginate
 from exporter.minified import version as minifier_version
+from exporter.run_page import first_screen
 from exporter.site_data import ATTEMPT_PREVIEW_ROWS
 
 PAGES = tuple(PAGE_ENTRIES)
+INLINED_SCRIPTS = ("prefetch-run.js", "file-notice.js", "run-page-start.js")
+"""The scripts of site/static/ the pages inline (:func:`inline_script`)."""
 """The pages rendered from the index (each loads its bundle, :mod:`exporter.bundle`)."""
 FOOTER_FIELDS = ("generated_by", "version")
 """What a failure kind's page shows of the index (its footer)."""
@@ -146,7 +149,7 @@ def templates_digest(templates_dir: Path) -> str:
     digest = hashlib.sha256(jinja2.__version__.encode() + minifier_version().encode())
     static = templates_dir.parent / "static"
     sources = sorted(p for p in templates_dir.rglob("*") if p.is_file())
-    for path in [*sources, static / "favicon.svg", static / "prefetch-run.js", static / "file-notice.js"]:
+    for path in [*sources, static / "favicon.svg", *(static / name for name in INLINED_SCRIPTS)]:
         digest.update(str(path.relative_to(templates_dir.parent)).encode() + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"(missing)")
     return digest.hexdigest()
@@ -212,6 +215,9 @@ def page_environment(templates_dir: Path, bytecode: Path | None = None) -> jinja
     # every page: opened from disk (file://), say to serve the site instead of showing nothing
     environment.globals["file_notice_script"], environment.globals["file_notice_hash"] = inline_script(
         templates_dir.parent / "static", "file-notice.js")
+    # a run's own page: the first step's mark and, after the frame that shows it, the bundle
+    environment.globals["start_script"], environment.globals["start_hash"] = inline_script(
+        templates_dir.parent / "static", "run-page-start.js")
     return environment
 
 
@@ -235,11 +241,46 @@ def render_pages(
     for name in PAGES:
         yield name, _render(
             environment, templates_dir, name, index=index, page=name, root="", preview_rows=PREVIEW_ROWS,
-            bundle=bundle_name(name),
+            bundle=bundle_name(name), own=None, first=None,
         )
     if gallery is not None:
         yield from render_gallery_pages(templates_dir, gallery, {key: index[key] for key in FOOTER_FIELDS},
                                         reuse, environment)
+
+
+def run_page_path(run_id: str) -> str:
+    """A run's own page in the site: ``runs/<run id>.html`` (site/static/js/lib/dom.js
+    ``runPagePath``; run ids are file names already, as in ``data/runs/``)."""
+    return f"runs/{run_id}.html"
+
+
+def inline_styles(path: Path, stylesheet: bytes) -> dict[str, Any]:
+    """``stylesheet`` (the site's copy of ``path``) as the text of an inline ``<style>`` and its
+    CSP source: ``{"text", "hash"}`` (``'sha256-<base64>'``, as :func:`csp_hash`).
+
+    Raises:
+        BadInput: the text holds ``</style`` (it would end the element).
+    """
+    text = stylesheet.decode("utf-8")
+    if "</style" in text.lower():
+        raise BadInput(path, "the stylesheet holds '</style', which would end an inline <style> element")
+    return {"text": Markup(text), "hash": csp_hash(text)}
+
+
+def render_run_page(environment: jinja2.Environment, templates_dir: Path, head: dict[str, Any],
+                    footer: dict[str, Any], styles: dict[str, Any]) -> bytes:
+    """A run's own page (:func:`run_page_path`) from its head (``contract.site.RunHead`` as JSON
+    values) and ``footer`` (the index's :data:`FOOTER_FIELDS`) with ``environment``
+    (:func:`page_environment`): run.html with the run named in the page and, when
+    :func:`exporter.run_page.first_screen` writes one, its first step in the HTML and its
+    stylesheet inlined (``styles``: :func:`inline_styles` of static/run.css).
+
+    Raises:
+        BadInput: the template cannot be loaded or rendered.
+    """
+    return _render(environment, templates_dir, "run.html", index=footer, page=run_page_path(head["run_id"]),
+                   root="../", bundle=bundle_name("run.html"), own={"run_id": head["run_id"]},
+                   first=first_screen(head), styles=styles)
 
 
 def render_gallery_pages(

@@ -84,7 +84,7 @@ def build_single_file(run_dirs: list[Path], site_dir: Path | None = None,
     environment = template_environment(site_dir / "templates")
     environment.globals["single_file"] = True
     html = environment.get_template("single_file.html").render(
-        index=index, page="single_file.html", root="", preview_rows=PREVIEW_ROWS,
+        index=index, page="single_file.html", root="", preview_rows=PREVIEW_ROWS, own=None, first=None,
         csp=single_file_csp(script, css), css=Markup(css), favicon=favicon,
         data=Markup(inline_data(files)), script=Markup(script),
     )

@@ -78,10 +78,15 @@ def test_run_figures_are_present_and_sane(two_run_site, bench_page, run_id):
     assert 0 < figures["first_step_ms"] < 60_000 and len(figures["first_step_runs_ms"]) == 2
     assert figures["first_paint_ms"] >= figures["first_step_ms"]
     assert 1 <= figures["requests_before"] <= figures["requests_all"]
-    html = len((site / "run.html").read_bytes())
-    assert html <= figures["bytes_before"] <= figures["bytes_all"]
-    assert figures["files_before"][0].startswith("run.html?run=")
-    assert any(name.endswith(f"{run_id}.json") for name in figures["files_before"])
+    # the bench loads a run's own page (runs/<id>.html): an alerting run's first step is in its
+    # HTML, an episode's is drawn from its head
+    html = len((site / "runs" / f"{run_id}.html").read_bytes())
+    assert html <= figures["decoded_before"] and figures["bytes_before"] <= figures["bytes_all"]
+    assert figures["files_before"][0] == f"runs/{run_id}.html"
+    if run_id == "fixture-episode-easy":
+        assert any(name.endswith(f"{run_id}.json") for name in figures["files_before"])
+    else:
+        assert figures["files_before"] == [f"runs/{run_id}.html"]
     assert 0 < figures["switch_median_ms"] <= figures["switch_p95_ms"]
     checked = figures["contract_checked"]
     if run_id == "fixture-episode-easy":
@@ -116,10 +121,11 @@ def test_a_mark_set_before_the_step_is_drawn_is_caught(two_run_site, bench_page,
     broken = tmp_path / "site"
     shutil.copytree(site, broken)
     (broken / "static" / "mark-early.js").write_text(EARLY_MARK)
-    page_file = broken / "run.html"
+    page_file = broken / "runs" / "fixture-oracle-s1.html"
     html = page_file.read_text()
     assert "</title>" in html
-    page_file.write_text(html.replace("</title>", '</title>\n<script src="static/mark-early.js"></script>', 1))
+    page_file.unlink()  # linked from the site copied
+    page_file.write_text(html.replace("</title>", '</title>\n<script src="../static/mark-early.js"></script>', 1))
     server, url = serve_in_background(broken, port=0, host="127.0.0.1")
     try:
         figures = measure_run(bench_page, url, "fixture-oracle-s1", loads=1, switches=0)
@@ -166,7 +172,7 @@ def test_first_step_pairs_alternate_the_sites_and_give_a_ratio(two_run_site, bro
     pages = {side: open_page(browser)[1] for side in ("before", "now")}
     seen = []
     for side, page in pages.items():
-        page.on("request", lambda request, side=side: seen.append(side) if "run.html" in request.url else None)
+        page.on("request", lambda request, side=side: seen.append(side) if "/runs/" in request.url else None)
     result = first_step_pairs(pages, {"before": url, "now": url}, "fixture-episode-easy", loads=2, swap=True)
     assert seen == ["now", "before", "now", "before"]
     assert len(result["before_ms"]) == len(result["now_ms"]) == 2

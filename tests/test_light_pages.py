@@ -155,3 +155,18 @@ def test_the_largest_episodes_board_appears_when_scrolled_to_and_the_help_when_o
     page.keyboard.press("Escape")
     assert page.locator("#help-overlay").is_hidden()
     assert page.page_errors == []
+
+
+def test_the_runs_own_page_writes_the_long_catalogs_first_step_as_the_view_draws_it(browser, long_catalog_site):
+    # a group of 34 checks: the page writes 24 rows and a placeholder, the run view a window's height
+    from test_run_page import _common_rows, _differences, _drawn_over, _page_only
+
+    url, run, _ = long_catalog_site
+    html, drawn = _page_only(browser, url, run["run_id"]), _drawn_over(browser, url, run["run_id"])
+    assert html["marks"] == 1 and drawn["errors"] == []
+    html["view"][1].pop("data-loaded")
+    drawn["view"][1].pop("data-loaded")
+    rows = json.dumps(html["view"]).count('"check", "tabindex"')
+    assert rows == 24 and '"check-more"' in json.dumps(html["view"])
+    a, b = _common_rows(html["view"], drawn["view"])
+    assert list(_differences(a, b)) == []

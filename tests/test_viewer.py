@@ -125,7 +125,7 @@ def test_home_lists_every_run_with_its_reward(page, served_site):
         row = page.locator(f'#runs-table tr[data-run-id="{run_id}"]')
         final = run_file(served_site, run_id)["final"]
         assert row.locator('[data-field="reward"]').inner_text() == f"{final['reward']:.4f}"
-        assert row.locator("a").get_attribute("href") == f"run.html?run={run_id}"
+        assert row.locator("a").get_attribute("href") == f"runs/{run_id}.html"  # the run's own page
         task_id = run_file(served_site, run_id)["task_id"]
         assert row.locator("a").inner_text() == run_label(run_id, task_id)
         assert row.locator("a").get_attribute("title") == run_id
@@ -316,10 +316,17 @@ def test_every_page_carries_the_csp_meta(page, served_site):
         # every page inlines static/file-notice.js, run.html also static/prefetch-run.js, each
         # allowed by its hash and nothing else
         notice = _hash_source(ROOT / "site" / "static" / "file-notice.js")
-        if name == "run.html":
+        if name == "run.html" or name.startswith("runs/"):
             prefetch = _hash_source(ROOT / "site" / "static" / "prefetch-run.js")
-            assert meta.get_attribute("content") == CSP.replace(
-                "script-src 'self'", f"script-src 'self' {notice} {prefetch}")
+            expected = CSP.replace("script-src 'self'", f"script-src 'self' {notice} {prefetch}")
+            if "<style>" in (served_site.out_dir / name).read_text():
+                # a run's own page with its first step: its start script and stylesheet inlined
+                start = _hash_source(ROOT / "site" / "static" / "run-page-start.js")
+                styles = (served_site.out_dir / "static" / "run.css").read_text()
+                style_hash = "'sha256-" + base64.b64encode(hashlib.sha256(styles.encode()).digest()).decode() + "'"
+                expected = expected.replace(f"{prefetch};", f"{prefetch} {start};").replace(
+                    "style-src 'self'", f"style-src 'self' {style_hash}")
+            assert meta.get_attribute("content") == expected
             assert page.evaluate("() => typeof window.__prefetched") == "object", "the inline script ran"
         else:
             assert meta.get_attribute("content") == CSP.replace("script-src 'self'",

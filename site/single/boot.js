@@ -7,14 +7,23 @@ const VIEWS = {
   run: { module: "pages/run.js", bodyClass: "page-run", title: "Run \u00b7 3amBench Replay" },
   compare: { module: "pages/compare.js", bodyClass: "page-compare", title: "Compare runs \u00b7 3amBench Replay" },
 };
-const PAGE_LINK = /^(index|run|compare)\.html(?:\?(.*))?$/;
+// index.html, run.html?..., compare.html?... and a run's own page, runs/<id>.html?...
+const PAGE_LINK = /^(?:(index|run|compare)\.html|runs\/([^/?#]+)\.html)(?:\?(.*))?$/;
 
 function keepInFile(anchor) {
   const match = PAGE_LINK.exec(anchor.getAttribute("href") || "");
   if (!match) return;
   const query = new URLSearchParams();
-  if (match[1] !== "index") query.set("page", match[1]);
-  for (const [name, value] of new URLSearchParams(match[2] || "")) query.set(name, value);
+  const page = match[1] || "run";
+  if (page !== "index") query.set("page", page);
+  if (match[2]) {
+    try {
+      query.set("run", decodeURIComponent(match[2]));
+    } catch {
+      return; // not a name this site writes
+    }
+  }
+  for (const [name, value] of new URLSearchParams(match[3] || "")) query.set(name, value);
   anchor.setAttribute("href", `?${query.toString()}`);
 }
 

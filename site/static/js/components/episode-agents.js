@@ -8,7 +8,7 @@
 //
 // Every string from a run goes in as text (lib/dom.js), never as HTML.
 
-import { byId, el, fill } from "../lib/dom.js";
+import { byId, el, fill, siteRoot } from "../lib/dom.js";
 import { formatDelta } from "../lib/format.js";
 import { showIf } from "../lib/episode-data.js";
 
@@ -31,7 +31,7 @@ export function findingReaders(steps) {
 }
 
 function stepLink(n, text) {
-  return el("a", { href: `run.html?${new URLSearchParams({ run: RUN_ID.value, step: String(n) })}`, class: "finding-link", dataset: { toStep: String(n) } }, text);
+  return el("a", { href: `${siteRoot()}run.html?${new URLSearchParams({ run: RUN_ID.value, step: String(n) })}`, class: "finding-link", dataset: { toStep: String(n) } }, text);
 }
 
 const RUN_ID = { value: "" };

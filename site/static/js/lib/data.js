@@ -1,7 +1,9 @@
 // @ts-check
-// Loading the site data files (docs/formats.md "Site data") relative to the page, or, in a single
+// Loading the site data files (docs/formats.md "Site data") relative to the site's top (dom.js siteRoot), or, in a single
 // exported file, from its inlined <script type="application/json" id="site-data"> ({path: value});
 // then, below, questions about a loaded run file that several views ask (run view, compare, search).
+
+import { siteRoot } from "./dom.js";
 
 let bundled;
 
@@ -27,13 +29,13 @@ function bundledFile(files, url, what) {
 }
 
 /**
- * Where a media file of the site (a path under data/media/) is shown from: the path itself on a
- * served site; in a single exported file, the data: URL inlined for it (exporter/single_file.py),
+ * Where a media file of the site (a path under data/media/) is shown from: the path from this
+ * page (siteRoot) on a served site; in a single exported file, the data: URL inlined for it (exporter/single_file.py),
  * or null when the file does not hold it.
  */
 export function mediaAddress(url) {
   const files = bundledFiles();
-  if (!files) return url;
+  if (!files) return `${siteRoot()}${url}`;
   const inlined = Object.hasOwn(files, url) ? files[url] : null;
   return typeof inlined === "string" && /^data:(image\/png|audio\/wav);base64,[A-Za-z0-9+/=]*$/.test(inlined) ? inlined : null;
 }
@@ -50,7 +52,7 @@ function request(url) {
     delete window.__prefetched[url];
     return early;
   }
-  return fetch(url).then(
+  return fetch(`${siteRoot()}${url}`).then(
     (response) => ({ status: response.status, ok: response.ok, json: () => response.json() }),
     (error) => ({ fetchError: error.message }),
   );

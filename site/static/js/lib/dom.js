@@ -45,6 +45,27 @@ export function fill(node, ...children) {
   return append(node, children);
 }
 
+/**
+ * The path from this page to the site's top ("" for a page there, "../" for one a folder down:
+ * runs/<id>.html, the gallery's pages), from #file-notice's data-root (base.html); "" in the
+ * single exported file. Data files and links to the top's pages are made with it.
+ * @returns {string}
+ */
+export function siteRoot() {
+  const notice = document.getElementById("file-notice");
+  return notice && notice.dataset.root ? notice.dataset.root : "";
+}
+
+/**
+ * A run's own page from the site's top: runs/<id>.html (exporter/run_page.py), its first step
+ * written in the HTML.
+ * @param {string} runId
+ * @returns {string}
+ */
+export function runPagePath(runId) {
+  return `runs/${encodeURIComponent(runId)}.html`;
+}
+
 export function byId(id) {
   const node = document.getElementById(id);
   if (!node) throw new Error(`page is missing #${id}`);
@@ -76,6 +97,6 @@ export function showPageError(prefix, headline, message) {
   byId(`${prefix}-loading`).hidden = true;
   byId(`${prefix}-view`).hidden = true;
   const box = byId(`${prefix}-error`);
-  fill(box, el("strong", null, `${headline} `), message, " ", el("a", { href: "index.html" }, "Back to all runs"));
+  fill(box, el("strong", null, `${headline} `), message, " ", el("a", { href: `${siteRoot()}index.html` }, "Back to all runs"));
   box.hidden = false;
 }

@@ -11,7 +11,7 @@
 //
 // Stable ids (tests rely on them): #live-status[data-generation][data-phase].
 
-import { el, fill } from "./dom.js";
+import { el, fill, siteRoot } from "./dom.js";
 
 const POLL_MS = 1000;
 
@@ -30,12 +30,6 @@ function describe(info) {
   const more = info.phase === "ready" ? "" : info.phase === "exporting" ? "; updating\u2026" : `; reading more (${info.found} found)\u2026`;
   const problems = Object.keys(info.problems || {}).length;
   return `Live: ${runs}${more}${problems ? ` \u00b7 ${problems} input${problems === 1 ? "" : "s"} not shown (see the terminal)` : ""}`;
-}
-
-/** The site's top relative to this page ("" or "../" for a gallery page: base.html's data-root). */
-export function siteRoot() {
-  const notice = document.getElementById("file-notice");
-  return notice && notice.dataset.root ? notice.dataset.root : "";
 }
 
 async function fetchInfo() {

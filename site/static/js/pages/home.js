@@ -15,7 +15,7 @@
 //   performance mark "home-rendered": the run list drawn from data (set just before body[data-ready])
 // Every string from a run is inserted as text (see dom.js).
 
-import { byId, el, fill, clear } from "../lib/dom.js";
+import { byId, el, fill, clear, runPagePath } from "../lib/dom.js";
 import { loadJsonFile } from "../lib/data.js";
 import { formatReward, runLabel, statusBadgeAfterSpace, statusLabel } from "../lib/format.js";
 import { readParams, writeParams } from "../lib/params.js";
@@ -175,7 +175,7 @@ function rowElement(row) {
   return el(
     "tr",
     { dataset: { runId: row.run_id } },
-    cell("run_id", [el("a", { href: `run.html?run=${encodeURIComponent(row.run_id)}`, title: row.run_id }, runLabel(row.run_id, String(row.task_id))), row.kind !== "alerting" ? [" ", el("span", { class: "tag" }, row.kind)] : null, statusBadgeAfterSpace(el, row.status)]),
+    cell("run_id", [el("a", { href: runPagePath(row.run_id), title: row.run_id }, runLabel(row.run_id, String(row.task_id))), row.kind !== "alerting" ? [" ", el("span", { class: "tag" }, row.kind)] : null, statusBadgeAfterSpace(el, row.status)]),
     cell("task_id", [row.task_id, row.incident ? [" ", el("span", { class: "tag", title: "the generated incident's failure mode" }, row.incident)] : null], false, row.task_id),
     textCell("workflow", row.workflow),
     cell("tier", valueKey(row.tier), true),

@@ -1,4 +1,6 @@
-// Run view: steps through one run, chosen by the URL (?run=ID&step=N&check=ID&hunk=H&cause=1).
+// Run view: steps through one run, chosen by the URL (run.html?run=ID&step=N&check=ID&hunk=H&cause=1),
+// or by its own page (runs/<ID>.html?step=N&..., exporter/run_page.py: its first step is written in
+// the HTML, which the view draws over after the first frame, the same elements from the same data).
 // Permalinks: &check= selects and scrolls to a check, &cause=1 highlights its cause, &hunk=H
 // highlights hunk H of the step's diff (tr[data-hunk=H], .hunk-highlight) and scrolls to it.
 //
@@ -33,12 +35,13 @@
 //
 // Every string from a run is inserted with textContent / text nodes (see dom.js), never as HTML.
 
-import { byId, fill, el, showPageError } from "../lib/dom.js";
+import { byId, fill, el, showPageError, siteRoot } from "../lib/dom.js";
 import { blameAt, causeAt, failureAt, headMismatch, loadRun, loadRunHead, loadTask, loadTaskInputs, runAlias, startRunDownload, startTaskDownload } from "../lib/data.js";
 import { formatCount, formatDelta, formatReward } from "../lib/format.js";
 import { renderChecks } from "../components/checks.js";
 import { highlightHunk, renderStepDetail } from "../components/detail.js";
 import { pageQuery } from "../lib/params.js";
+import { needParts, parts } from "../lib/run-parts.js";
 
 // Parts not needed to draw the first step load after it (lazy imports; the page's first bundle holds
 // only the above, so fewer files stand between the navigation and the first step). The episode
@@ -60,64 +63,6 @@ function laterModules() {
 
 const noop = () => {};
 
-// Parts only some runs need come in chunks of their own (exporter/bundle.py PAGE_CHUNKS), imported
-// once the head or the run file says the run needs them (needParts): an episode's board; a model's
-// turns, ATIF parts (media, subagents, copied context, trial sections) and a Harbor trial. Until
-// then, and for a run that needs none, they draw nothing (their blocks wait in <template>s).
-const parts = {
-  renderModelTurn: noop, renderRunModel: noop, renderStepAtif: noop, renderTrialPanel: noop,
-  mountEpisodeBoard: () => null, mountEpisodeView: () => null,
-};
-const partsLoaded = new Set();
-
-/** Whether `source` (a run file or head) has a part the atif chunk draws. */
-function hasAtifParts(source) {
-  return Boolean(source.llm || source.harbor || source.subagents?.length || source.steps.some((step) =>
-    step.llm || step.copied || step.section || step.media?.length || step.subagents?.length));
-}
-
-/**
- * Resolves once the episode board's rules apply: a page whose stylesheet is cut without them
- * (run.html: `data-episode-styles` on the body names static/episode.css, exporter/stylesheets.py)
- * loads them, or takes the link the inlined prefetch script added; a page whose stylesheet holds
- * them (the single exported file) asks nothing. A stylesheet that fails to load is not waited for.
- * @returns {Promise<void>}
- */
-function episodeStyles() {
-  const href = document.body.dataset.episodeStyles;
-  if (!href) return Promise.resolve();
-  let link = /** @type {HTMLLinkElement | null} */ (document.getElementById("episode-styles"));
-  if (!link) {
-    link = Object.assign(document.createElement("link"), { id: "episode-styles", rel: "stylesheet", href });
-    link.addEventListener("load", () => { link.dataset.state = "done"; }, { once: true });
-    link.addEventListener("error", () => { link.dataset.state = "done"; }, { once: true });
-    document.head.append(link);
-  }
-  // data-state="done": loaded or failed (the prefetch script's link sets it too: an error
-  // before this call would fire no event we could still wait for)
-  if (link.sheet || link.dataset.state === "done") return Promise.resolve();
-  const pending = link;
-  return new Promise((resolve) => {
-    pending.addEventListener("load", () => resolve(), { once: true });
-    pending.addEventListener("error", () => resolve(), { once: true });
-  });
-}
-
-/** Import the chunks `source` needs that are not in yet (their functions go into `parts`). */
-async function needParts(source) {
-  if (source.kind === "episode" && !partsLoaded.has("episode")) {
-    const [episode] = await Promise.all([import("../components/episode.js"), episodeStyles()]);
-    Object.assign(parts, { mountEpisodeBoard: episode.mountEpisodeBoard, mountEpisodeView: episode.mountEpisodeView });
-    partsLoaded.add("episode");
-  }
-  if (hasAtifParts(source) && !partsLoaded.has("atif")) {
-    const [turn, atif, trial] = await Promise.all([import("../components/model-turn.js"),
-      import("../components/atif-parts.js"), import("../components/trial-panel.js")]);
-    Object.assign(parts, { renderModelTurn: turn.renderModelTurn, renderRunModel: turn.renderRunModel,
-      renderStepAtif: atif.renderStepAtif, renderTrialPanel: trial.renderTrialPanel });
-    partsLoaded.add("atif");
-  }
-}
 /** The checks view of a run with no check catalog (an episode): nothing to draw or finish. */
 const noChecks = Object.assign(() => {}, { finish: noop });
 // source: the whole run once loaded, else its head ({..., step_count, last_total, task, steps: first
@@ -141,12 +86,18 @@ function clampStep(value) {
 
 let writeParams = null;
 
+// A run's own page (runs/<id>.html) names its run in the body (data-run) and the step its HTML
+// shows (data-prerendered); its addresses name the step and the rest, not the run.
+const OWN_PAGE = document.body.dataset.run || null;
+const PRERENDERED = document.body.dataset.prerendered ?? null;
+
 function place(step, check, hunk, cause) {
-  return { run: state.source.run_id, step, check, hunk: hunk ?? null, cause: cause ? 1 : null };
+  return { run: OWN_PAGE ? null : state.source.run_id, step, check, hunk: hunk ?? null, cause: cause ? 1 : null };
 }
 
 function permalink(params) {
-  return `run.html?${pageQuery(Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && v !== "")))}`;
+  const query = pageQuery(Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && v !== "")));
+  return `${OWN_PAGE ? `${encodeURIComponent(OWN_PAGE)}.html` : "run.html"}${query ? `?${query}` : ""}`;
 }
 
 function writeUrl() {
@@ -282,7 +233,7 @@ function renderHeader(run, task) {
   meta.append(el("div", null, el("dt", null, "Solved"), el("dd", null, el("span", { class: ["badge", final.solved === true ? "badge-pass" : "badge-muted"] }, final.solved === true ? "solved" : "no"))));
   fill(byId("instruction"), task.instruction);
   parts.renderRunModel(run);
-  byId("compare-link").setAttribute("href", `compare.html?${new URLSearchParams({ a: run.run_id }).toString()}`);
+  byId("compare-link").setAttribute("href", `${siteRoot()}compare.html?${new URLSearchParams({ a: run.run_id }).toString()}`);
   fill(byId("step-count"), String((run === state.head ? run.step_count : run.steps.length) - 1));
 }
 
@@ -295,6 +246,8 @@ function nextFrame() {
 let firstStepMarked = false;
 let firstPaintMarked = false;
 function markFirstStep() {
+  // a run's own page: its HTML set the mark when the parser reached the end of the step
+  if (performance.getEntriesByName("first-step-rendered").length) firstStepMarked = true;
   if (firstStepMarked) return;
   firstStepMarked = true;
   performance.mark("first-step-rendered");
@@ -312,6 +265,7 @@ function markFirstPaint() {
  */
 function showFromHead(wanted, episodeBoard) {
   state.source = state.head;
+  document.documentElement.classList.remove("prerender-stale");
   renderHeader(state.head, state.head.task);
   const status = byId("run-rest-status");
   fill(status, `Loading all ${formatCount(state.head.step_count)} steps\u2026`);
@@ -338,6 +292,7 @@ function showFromHead(wanted, episodeBoard) {
 async function showWhole(modules) {
   const { run, task } = state;
   state.source = run;
+  document.documentElement.classList.remove("prerender-stale");
   writeParams = modules.writeParams;
   const drawnFromHead = state.views !== null;
   if (!drawnFromHead) renderHeader(run, task);
@@ -411,9 +366,33 @@ async function refreshRun(info) {
   show(Math.min(state.step, lastStep()), true);
 }
 
+/**
+ * The run's head into state.head, or (an export without heads) its whole file into state.run;
+ * false when the id is an older one of another run, whose address this replaces (not loaded).
+ */
+async function loadFirst(runId, params) {
+  state.head = await loadRunHead(runId);
+  if (state.head) {
+    performance.mark("head-loaded");
+    return true;
+  }
+  state.run = await loadRun(runId, true);
+  if (state.run === null) {
+    const target = await runAlias(runId);
+    if (target) {  // an id from before run ids carried their identity: open the same run
+      params.set("run", target);
+      location.replace(`${location.pathname}?${params.toString()}${location.hash}`);
+      return false;
+    }
+    throw new Error(`Run file for \u201c${runId}\u201d could not be loaded: HTTP 404 (no such run in this site).`);
+  }
+  performance.mark("run-loaded");
+  return true;
+}
+
 async function main() {
   const params = new URLSearchParams(location.search);
-  const runId = params.get("run");
+  const runId = OWN_PAGE || params.get("run");
   if (!runId) {
     showError("No run chosen: the address needs ?run=<run id>.");
     return;
@@ -431,22 +410,7 @@ async function main() {
   const wanted = params.get("step") ?? 0;
   let modules = null;
   try {
-    state.head = await loadRunHead(runId);
-    if (state.head) {
-      performance.mark("head-loaded");
-    } else {
-      state.run = await loadRun(runId, true);
-      if (state.run === null) {
-        const target = await runAlias(runId);
-        if (target) {  // an id from before run ids carried their identity: open the same run
-          params.set("run", target);
-          location.replace(`${location.pathname}?${params.toString()}${location.hash}`);
-          return;
-        }
-        throw new Error(`Run file for \u201c${runId}\u201d could not be loaded: HTTP 404 (no such run in this site).`);
-      }
-      performance.mark("run-loaded");
-    }
+    if (!(await loadFirst(runId, params))) return;
     const head = state.head;
     // A step past the head's needs the whole file, and so does an episode head without its
     // episode block (the end of the incident; exported before it): both wait for it.
@@ -455,6 +419,13 @@ async function main() {
     const fromHead = inHead && (!episodeHead || Boolean(head.episode));
     if (fromHead) {
       await needParts(head);
+      // the step the page's HTML shows is the one asked for: that HTML was painted before this
+      // bundle was asked for (static/run-page-start.js), and the view draws the same elements
+      // over it (tests/test_run_page.py compares them)
+      if (PRERENDERED !== null && String(clampStep(wanted)) === PRERENDERED) {
+        markFirstStep();
+        markFirstPaint();
+      }
       showFromHead(wanted, episodeHead);
     }
     // The task file and the whole run file are fetched once the first step is drawn (nothing but
