@@ -124,22 +124,19 @@ def distribution(values: list[float]) -> dict:
             "max": ordered[-1]}
 
 
-_OWN_PAGES: dict[str, bool] = {}
-
-
 def run_url(base: str, run_id: str, step: int | None = None) -> str:
     """The run view's address for ``run_id`` (at ``step``, when given) on a site served at
     ``base`` (ends with /): the run's own page (``runs/<id>.html``, exporter/run_page.py, what
-    the home page links to) on a site that has them, else ``run.html?run=<id>`` (a site
-    exported before them: asked once per site)."""
-    if base not in _OWN_PAGES:
-        try:
-            with urllib.request.urlopen(f"{base}runs/{urllib.parse.quote(run_id)}.html", timeout=10) as answer:
-                _OWN_PAGES[base] = answer.status == 200
-        except OSError:
-            _OWN_PAGES[base] = False
-    if _OWN_PAGES[base]:
-        return f"{base}runs/{urllib.parse.quote(run_id)}.html" + ("" if step is None else f"?step={step}")
+    the home page links to) when the site has it (asked with a HEAD request), else
+    ``run.html?run=<id>`` (a site exported before them)."""
+    own = f"{base}runs/{urllib.parse.quote(run_id)}.html"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(own, method="HEAD"), timeout=10) as answer:
+            found = answer.status == 200
+    except OSError:
+        found = False
+    if found:
+        return own + ("" if step is None else f"?step={step}")
     return f"{base}run.html?run={run_id}" + ("" if step is None else f"&step={step}")
 
 

@@ -172,7 +172,7 @@ def test_first_step_pairs_alternate_the_sites_and_give_a_ratio(two_run_site, bro
     pages = {side: open_page(browser)[1] for side in ("before", "now")}
     seen = []
     for side, page in pages.items():
-        page.on("request", lambda request, side=side: seen.append(side) if "/runs/" in request.url else None)
+        page.on("request", lambda request, side=side: seen.append(side) if "/runs/fixture-episode-easy.html" in request.url else None)
     result = first_step_pairs(pages, {"before": url, "now": url}, "fixture-episode-easy", loads=2, swap=True)
     assert seen == ["now", "before", "now", "before"]
     assert len(result["before_ms"]) == len(result["now_ms"]) == 2

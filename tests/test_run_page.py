@@ -261,3 +261,30 @@ def test_runs_whose_first_step_the_page_does_not_write():
     assert first_screen(head) is None
     assert first_screen({**head, "kind": "episode", "steps": [{"n": 0}]}) is None
     assert first_screen({**head, "steps": []}) is None
+
+
+def test_an_incremental_export_renders_only_the_pages_of_new_or_changed_heads(tmp_path, monkeypatch):
+    from contract.task_roots import TaskIndex
+    from conftest import FIXTURE_TASK_ROOT
+
+    import exporter.export_shared as shared
+
+    runs = tmp_path / "runs"
+    for name in ("fixture-oracle-s1", "fixture-partial-s1"):
+        shutil.copytree(FIXTURE_RUNS / name, runs / name)
+    site = tmp_path / "site"
+    export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]))
+    rendered: list[str] = []
+    real = shared.render_run_page
+    monkeypatch.setattr(shared, "render_run_page", lambda environment, templates, head, *rest: (
+        rendered.append(head["run_id"]), real(environment, templates, head, *rest))[1])
+    export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]))
+    assert rendered == []
+    page = (site / "runs" / "fixture-oracle-s1.html").read_bytes()
+    _start_run(runs, "fixture-yaml-start")
+    export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]))
+    assert rendered == ["fixture-yaml-start"]
+    assert (site / "runs" / "fixture-oracle-s1.html").read_bytes() == page
+    shutil.rmtree(runs / "fixture-yaml-start")
+    export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]))
+    assert not (site / "runs" / "fixture-yaml-start.html").exists()
