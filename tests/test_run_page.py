@@ -12,8 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import fixture_tasks
+from conftest import FIXTURE_TASK_ROOT, fixture_tasks
 
+import exporter.export_shared as shared
+from contract.task_roots import TaskIndex
 from exporter.export import export_site
 from exporter.run_page import clip, first_screen, format_delta, format_reward, js_string
 from exporter.serve import serve_in_background
@@ -264,11 +266,6 @@ def test_runs_whose_first_step_the_page_does_not_write():
 
 
 def test_an_incremental_export_renders_only_the_pages_of_new_or_changed_heads(tmp_path, monkeypatch):
-    from contract.task_roots import TaskIndex
-    from conftest import FIXTURE_TASK_ROOT
-
-    import exporter.export_shared as shared
-
     runs = tmp_path / "runs"
     for name in ("fixture-oracle-s1", "fixture-partial-s1"):
         shutil.copytree(FIXTURE_RUNS / name, runs / name)
