@@ -6,8 +6,10 @@ what that first draw puts in the first screen (the header, the step controls' va
 detail and the checks panel with its first rows), made here from the same head, so the browser
 paints the step from the HTML alone; the run view then draws the same elements over it after the
 first frame and goes on as on ``run.html?run=<id>``. :func:`first_screen` is that first draw
-written again in Python, value for value (the functions name the JS they follow);
-``tests/test_run_page.py`` compares the two DOMs on the fixture runs.
+written again in Python, value for value (the functions name the JS they follow; numbers and
+texts take JavaScript's forms through :mod:`exporter.js_text`, and texts the HTML parser would
+change are kept by :func:`_as_html_text`); ``tests/test_run_page.py`` compares the two DOMs on
+the fixture runs.
 
 Only an alerting run's first step (``n`` 0, the pristine repository) is written: an episode's
 first step is its board, and a run with a model's turns or ATIF parts draws blocks from chunks
@@ -16,10 +18,21 @@ of their own; those runs' pages are the run view's shell (:func:`first_screen` a
 
 from __future__ import annotations
 
-import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+
+from markupsafe import Markup, escape
+
+from exporter.js_text import (
+    NOT_SPACE,
+    clip,
+    encode_uri_component,
+    finite,
+    form_encode,
+    js_string,
+    to_fixed,
+    trim,
+)
 
 EAGER_ROWS = 24
 """Check rows written at most (components/checks.js EAGER_ROWS: the first screens of the panel)."""
@@ -33,43 +46,14 @@ INITIAL_NOTE = "The instruction given to the agent; the grade here is the pristi
 NO_CHANGE = "No change: the pristine repo, before any action."
 
 
-def clip(text: Any, limit: int) -> str:
-    """lib/format.js ``clip``: ``text`` cut to ``limit`` UTF-16 code units with an ellipsis (a
-    pair cut in half loses its first half, which HTML cannot carry)."""
-    value = text if isinstance(text, str) else js_string(text)
-    units = value.encode("utf-16-le", "surrogatepass")
-    if len(units) <= 2 * limit:
-        return value
-    return units[:2 * limit].decode("utf-16-le", "ignore") + "\u2026"
-
-
-def js_string(value: Any) -> str:
-    """JavaScript's ``String(value)`` of a JSON value (numbers as JS writes them: ``1`` for 1.0)."""
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return str(value)
-
-
 def format_reward(value: Any) -> str:
-    """lib/format.js ``formatReward``: ``value.toFixed(4)`` (ties away from zero, on the exact
-    binary value, as ECMA-262 Number.prototype.toFixed), an em dash for a non-number."""
-    if not _finite(value):
-        return "\u2014"
-    return str(Decimal(value).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
-
-
-def _finite(value: Any) -> bool:
-    """``typeof value === "number" && Number.isFinite(value)`` for a JSON value."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """lib/format.js ``formatReward``: ``value.toFixed(4)``, an em dash for a non-number."""
+    return to_fixed(value, 4) if finite(value) else "\u2014"
 
 
 def format_delta(value: Any) -> str:
     """lib/format.js ``formatDelta``: ``+0.2400``, ``\u22120.0420``, ``\u00b10.0000``."""
-    if not _finite(value):
+    if not finite(value):
         return ""
     if value > 0:
         return "+" + format_reward(value)
@@ -120,8 +104,8 @@ def _header(head: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-UNLOADED = re.compile(r"^(\S+)(?: line [0-9]+)? does not load")
-UNDEFINED = re.compile(r"defines (?:an alerting rule named )?(\S+)")
+UNLOADED = re.compile(f"^({NOT_SPACE}+)(?: line [0-9]+)? does not load")
+UNDEFINED = re.compile(f"defines (?:an alerting rule named )?({NOT_SPACE}+)")
 """lib/roots.js's UNLOADED and UNDEFINED."""
 
 
@@ -229,8 +213,9 @@ def _checks(task: dict[str, Any], step: dict[str, Any]) -> dict[str, Any]:
         "summary": (f"{states.count('1')}/{len(states) - states.count('-')} pass" if states else "not graded yet"),
         "fail_count": states.count("0"), "changed_count": len(step.get("changed") or []),
         "flips": _flips(step, turned), "roots": _shared_roots(roots), "groups": groups,
-        "requirements": [(requirement["id"], f"{requirement['id']} {requirement.get('title') or ''}".strip())
-                         for requirement in task["requirements"]],
+        # checks-filter.js requirements(): an id the select holds already ("": all) is left out
+        "requirements": [(requirement["id"], trim(f"{js_string(requirement['id'])} {js_string(requirement.get('title') or '')}"))
+                         for requirement in task["requirements"] if requirement["id"] != ""],
         "legend_hidden": task["check_count"] == 0,
     }
 
@@ -300,21 +285,64 @@ def first_screen(head: dict[str, Any]) -> dict[str, Any] | None:
         return None
     graded = bool(step.get("graded"))
     reward = step.get("reward")
-    number = reward if _finite(reward) else 0
+    number = reward if finite(reward) else 0
     trend = "none" if not graded else "up" if number > 0 else "down" if number < 0 else "flat"
     output = step.get("output")
-    return {
+    header = _header(head)
+    if header["instruction"].startswith("\n"):  # the parser drops a <pre>'s first line break
+        header["instruction"] = "\n" + header["instruction"]
+    return _as_html_text({
         "run_id": head["run_id"],
+        "permalink": f"{encode_uri_component(head['run_id'])}.html?step=0",
+        "compare": f"?a={form_encode(head['run_id'])}",
         "step": 0,
-        "header": _header(head),
+        "header": header,
         "stepper": {"reward": format_reward(step.get("total")), "delta": format_delta(reward) if graded else "not graded",
                     "trend": trend, "rest": f"Loading all {format_count(head['step_count'])} steps\u2026"},
         "detail": {"source": js_string(step.get("source")),
                    "message": INITIAL_NOTE if step.get("source") == "user" else "",
                    "output": None if output is None else _chunks(js_string(output)),
+                   "output_long": output is not None and _is_long(js_string(output)),
                    "no_change": NO_CHANGE, "config": _config(step.get("config"))},
         "checks": _checks(head["task"], step),
-    }
+    })
+
+
+class _NotWritable(Exception):
+    """A text HTML cannot carry as the run view's DOM holds it (a NUL character)."""
+
+
+def _as_html_text(value: Any) -> Any:
+    """``value`` (the first screen) with every text the HTML parser would change kept as the
+    run view writes it: a carriage return as ``&#13;`` (the parser turns a written one into a
+    line break) in an escaped :class:`markupsafe.Markup`; None when a text holds NUL, which the
+    parser drops or replaces (the page then leaves the first draw to the run view)."""
+    try:
+        return _kept(value)
+    except _NotWritable:
+        return None
+
+
+def _kept(value: Any) -> Any:
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise _NotWritable
+        return Markup(str(escape(value)).replace("\r", "&#13;")) if "\r" in value else value
+    if isinstance(value, dict):
+        return {key: _kept(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_kept(item) for item in value)
+    return value
+
+
+LONG_LINES = 4
+LONG_CHARS = 360
+"""components/detail.js: a text longer than these gets an Expand button."""
+
+
+def _is_long(text: str) -> bool:
+    """components/detail.js ``isLong``: over 360 UTF-16 code units or over 4 line breaks."""
+    return len(text.encode("utf-16-le", "surrogatepass")) > 2 * LONG_CHARS or text.count("\n") > LONG_LINES
 
 
 LINES_PER_CHUNK = 24

@@ -17,7 +17,8 @@ from conftest import FIXTURE_TASK_ROOT, fixture_tasks
 import exporter.export_shared as shared
 from contract.task_roots import TaskIndex
 from exporter.export import export_site
-from exporter.run_page import clip, first_screen, format_delta, format_reward, js_string
+from exporter.js_text import clip, encode_uri_component, form_encode, js_string, to_fixed
+from exporter.run_page import first_screen, format_delta, format_reward
 from exporter.serve import serve_in_background
 
 FIXTURE_RUNS = Path(__file__).parent / "fixtures" / "site" / "runs"
@@ -31,7 +32,16 @@ START_FAILURES = {
     "R1-route-1": {"kind": "route-overmatched", "summary": "route.routes[0] {} -> pager matched {alertname=X}"},
 }
 HOSTILE = "<img src=x onerror=alert(1)> \U0001F600 " + "\u00e9" * 700
-ALERTING = ["fixture-oracle-s1", "fixture-partial-s1", "fixture-xss", "fixture-yaml-start", "fixture-failed-start"]
+ALERTING = ["fixture-oracle-s1", "fixture-partial-s1", "fixture-xss", "fixture-yaml-start", "fixture-failed-start",
+            "fixture-odd-start"]
+# texts and numbers the HTML parser or Python would write otherwise than the run view's JS
+ODD_FAILURES = {
+    "syntax-1": {"kind": "syntax-error", "summary": "rules/a\ufeffb.yml does not load: yaml\r\nline 2", "facts": {}},
+    "A1-fire-1": {"kind": "alert-undefined", "summary": "no loadable rule file defines Foo\ufeffBar", "facts": {}},
+    "A1-label-1": {"kind": "alert-undefined", "summary": "no loadable rule file defines Foo\ufeffBar", "facts": {}},
+    "R1-route-1": {"kind": "rules-unloaded", "summary": "x\x1fy does not load", "facts": {}},
+    "R1-route-2": {"kind": "rules-unloaded", "summary": "x\x1fy does not load", "facts": {}},
+}
 
 TREE = """(selector) => {
   // an element as [tag, {attributes but style}, children]; text merged, empty text and the
@@ -54,20 +64,24 @@ TREE = """(selector) => {
 }"""
 
 
-def _start_run(runs: Path, name: str, status: str = "complete", error: str | None = None) -> None:
-    """fixture-partial-s1 as run ``name``, failing from its initial state with START_FAILURES
-    (a YAML error: roots), a config finding and a hostile detail."""
+def _start_run(runs: Path, name: str, status: str = "complete", error: str | None = None,
+               failures: dict | None = None, **fields) -> None:
+    """fixture-partial-s1 as run ``name`` (run.json ``fields`` set), failing from its initial
+    state with ``failures`` (START_FAILURES: a YAML error, roots), a config finding and a
+    hostile detail."""
+    failures = START_FAILURES if failures is None else failures
     folder = runs / name
     shutil.copytree(FIXTURE_RUNS / "fixture-partial-s1", folder)
     summary = json.loads((folder / "run.json").read_text())
-    summary.update(run_id=name, status=status, error=error)
+    summary.update(run_id=name, status=status, error=error, **fields)
     (folder / "run.json").write_text(json.dumps(summary))
     trajectory = json.loads((folder / "trajectory.json").read_text())
     grade = trajectory["steps"][0]["extra"]["grade"]
-    grade["checks"] = "".join("0" if check in START_FAILURES else "1" for check in CATALOG)
-    grade["failed"] = {check: f"expected it to pass; got: {why['summary']}" for check, why in START_FAILURES.items()}
-    grade["failed"]["R1-route-1"] = HOSTILE
-    grade["causes"] = START_FAILURES
+    grade["checks"] = "".join("0" if check in failures else "1" for check in CATALOG)
+    grade["failed"] = {check: f"expected it to pass; got: {why['summary']}" for check, why in failures.items()}
+    grade["failed"]["R1-route-1"] = HOSTILE + "\r\nafter a carriage return"
+    grade["causes"] = failures
+    grade["reward"] = grade["delta"] = -0.0
     grade["findings"] = [{"kind": "unused-receiver", "where": "receivers[3]", "text": "receiver <b>x</b> is named by no route"}]
     grade["version_differences"] = [{"check": "I1-inhibit-1", "rule": 0, "verdicts": {"0.25": True, "0.28": False}}]
     (folder / "trajectory.json").write_text(json.dumps(trajectory))
@@ -81,7 +95,11 @@ def own_pages(tmp_path_factory):
     for name in ("fixture-oracle-s1", "fixture-partial-s1", "fixture-xss", "fixture-episode-easy"):
         shutil.copytree(FIXTURE_RUNS / name, runs / name)
     _start_run(runs, "fixture-yaml-start")
-    _start_run(runs, "fixture-failed-start", status="failed", error=HOSTILE)
+    _start_run(runs, "fixture-failed-start", status="failed", error=HOSTILE + "\r\n\u2028end")
+    _start_run(runs, "fixture-odd-start", failures=ODD_FAILURES, seed=2**62 + 1)
+    odd = json.loads((runs / "fixture-odd-start" / "run.json").read_text())
+    odd["final"]["reward"] = 1e25  # toFixed writes String() from 1e21 up
+    (runs / "fixture-odd-start" / "run.json").write_text(json.dumps(odd))
     export_site([runs], root / "site", task_index=fixture_tasks())
     server, url = serve_in_background(root / "site", port=0, host="127.0.0.1")
     yield root / "site", url
@@ -254,8 +272,15 @@ def test_numbers_and_texts_are_written_as_the_run_view_writes_them():
     assert format_reward(1) == "1.0000" and format_reward(None) == "\u2014" and format_reward(True) == "\u2014"
     assert format_delta(-0.042) == "\u22120.0420" and format_delta(0) == "\u00b10.0000" and format_delta(0.5) == "+0.5000"
     assert js_string(2.0) == "2" and js_string(0.5) == "0.5" and js_string(None) == "null"
-    # clip counts UTF-16 code units, as String.prototype.slice
+    # clip counts UTF-16 code units, as String.prototype.slice, and cuts no pair in two
     assert clip("\U0001F600" * 3, 4) == "\U0001F600" * 2 + "\u2026" and clip("abc", 3) == "abc"
+    assert clip("a\U0001F600", 2) == "a\u2026"
+    # Number::toString and toFixed past their plain ranges, -0, integers past 2**53
+    assert [js_string(v) for v in (1e21, 1e-7, 1e-6, 1.5e300, 2**62 + 1, 123.0, -0.0, 0.1 + 0.2)] == [
+        "1e+21", "1e-7", "0.000001", "1.5e+300", "4611686018427388000", "123", "0", "0.30000000000000004"]
+    assert to_fixed(1e25, 4) == "1e+25" and to_fixed(-0.0, 4) == "0.0000" and to_fixed(-0.00001, 4) == "-0.0000"
+    assert to_fixed(1e20, 4) == "100000000000000000000.0000"
+    assert encode_uri_component("a b(c)'~*?%") == "a%20b(c)'~*%3F%25" and form_encode("a b~*") == "a+b%7E*"
 
 
 def test_runs_whose_first_step_the_page_does_not_write():
@@ -285,3 +310,31 @@ def test_an_incremental_export_renders_only_the_pages_of_new_or_changed_heads(tm
     shutil.rmtree(runs / "fixture-yaml-start")
     export_site([runs], site, task_index=TaskIndex([FIXTURE_TASK_ROOT]))
     assert not (site / "runs" / "fixture-yaml-start.html").exists()
+
+
+def _head(**step) -> dict:
+    """A head of one alerting run with one check (A1-x, failing), its initial state ``step``."""
+    return {
+        "kind": "alerting", "run_id": "r", "task_id": "t", "policy": "p", "model": None, "seed": 1, "final": None,
+        "status": "complete", "error": None, "step_count": 3, "last_total": 0.5,
+        "task": {"title": "T", "instruction": "\ndo it", "check_count": 1,
+                 "requirements": [{"id": "", "title": "no id", "kind": "alert", "weight": 2.5},
+                                  {"id": "A1", "title": "t\ufeff", "kind": None, "weight": None}],
+                 "panel": [{"req": "A1", "checks": [0]}],
+                 "checks": [{"index": 0, "id": "A1-x", "req": "A1", "family": "Fire", "label": "x"}]},
+        "steps": [{"n": 0, "source": "user", "graded": True, "reward": 0.0, "total": 0.0, "checks": "0",
+                   "changed": [], "failed": {}, "causes": {}, **step}],
+    }
+
+
+def test_what_the_page_writes_of_odd_first_steps():
+    first = first_screen(_head(output="a\n" * 4))
+    # checks-filter.js requirements(): the select's "all" option holds the id "" already; trim()
+    assert first["checks"]["requirements"] == [("A1", "A1 t")]
+    assert first["detail"]["output_long"] is False and first_screen(_head(output="a\n" * 5))["detail"]["output_long"]
+    assert first_screen(_head(output="a" * 361))["detail"]["output_long"]
+    # a <pre>'s first line break is eaten by the parser: written twice
+    assert first["header"]["instruction"] == "\n\ndo it"
+    # a carriage return kept as a reference, a NUL (which HTML cannot carry) leaves the page to the view
+    assert str(first_screen(_head(output="a\r\nb<"))["detail"]["output"][0]) == "a&#13;\nb&lt;"
+    assert first_screen(_head(output="a\x00b")) is None

@@ -176,12 +176,12 @@ function renderConfig(config) {
   clear(byId("step-config")).append(
     ...findings.map((finding) => el("li", { class: "config-finding", "data-kind": String(finding.kind) },
       el("span", { class: "tag" }, String(finding.kind)), " ", el("code", null, String(finding.where)),
-      ": ", String(finding.text))),
+      `: ${String(finding.text)}`)),
     ...differences.map((difference) => el("li", { class: "version-difference" },
       el("span", { class: "tag" }, "version difference"), " ", el("code", null, String(difference.check)),
-      ` (inhibit rule ${Number(difference.rule)}): `,
-      Object.entries(difference.verdicts || {}).map(([version, muted]) =>
-        `${version} ${muted ? "mutes" : "does not mute"} the target`).join("; "))));
+      // one text node, as a page's HTML writes it (exporter/run_page.py)
+      ` (inhibit rule ${Number(difference.rule)}): ${Object.entries(difference.verdicts || {}).map(([version, muted]) =>
+        `${version} ${muted ? "mutes" : "does not mute"} the target`).join("; ")}`)));
 }
 
 let longTextsWired = false;

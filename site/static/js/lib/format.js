@@ -8,7 +8,10 @@
  */
 export function clip(text, max) {
   const value = typeof text === "string" ? text : String(text ?? "");
-  return value.length > max ? `${value.slice(0, max)}\u2026` : value;
+  if (value.length <= max) return value;
+  // a surrogate pair is not cut in two (the cut ends before it: exporter/js_text.py clip alike)
+  const end = /[\ud800-\udbff]/.test(value[max - 1] ?? "") ? max - 1 : max;
+  return `${value.slice(0, end)}\u2026`;
 }
 
 /**
