@@ -168,5 +168,7 @@ def test_the_runs_own_page_writes_the_long_catalogs_first_step_as_the_view_draws
     drawn["view"][1].pop("data-loaded")
     rows = json.dumps(html["view"]).count('"check", "tabindex"')
     assert rows == 24 and '"check-more"' in json.dumps(html["view"])
+    # the view draws as many rows again: the panel keeps its height under the first screen
+    assert json.dumps(drawn["view"]).count('"check", "tabindex"') == 24
     a, b = _common_rows(html["view"], drawn["view"])
     assert list(_differences(a, b)) == []

@@ -312,6 +312,9 @@ function stepView(step, selectedCheckId, detailOf, whyOf) {
  * (the two files come from different exports).
  */
 export function renderChecks(container, summary, catalog, onSelectCheck, onOpenBlame = null) {
+  // a run's own page wrote rows of its first step (exporter/run_page.py): as many are drawn
+  // again, so the panel keeps its height when the view draws over them
+  const written = container.querySelectorAll("li.check").length;
   clear(container);
   const legend = document.getElementById("checks-legend");
   if (legend) legend.hidden = checkCount(catalog) === 0;
@@ -332,7 +335,7 @@ export function renderChecks(container, summary, catalog, onSelectCheck, onOpenB
   const groupsBuilt = catalog.panel.length;
   installSelection(container, panel.byItem, onSelectCheck, onOpenBlame);
   const filter = installFilter(container, panel, catalog);
-  panel.draw(firstRows());
+  panel.draw(Math.max(firstRows(), written));
 
   let last = null;
   function update(step, selectedCheckId, detailOf, whyOf) {
