@@ -7,7 +7,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["index.html", "gallery/index.html", "run.html?run=fixture-oracle-s1&step=3",
+PAGES = ["index.html", "gallery/index.html", "run.html?run=fixture-oracle-s1&step=3", "runs/fixture-partial-s1.html",
          "run.html?run=fixture-episode-easy&step=2", "compare.html?a=fixture-oracle-s1&b=fixture-partial-s1"]
 
 
