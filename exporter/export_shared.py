@@ -1,11 +1,13 @@
-"""The files a site's runs share, made from the runs' records: task files, run heads, index, run
-list and search shards, aliases, attempts, home, gallery and pages, static files.
+"""The files a site's runs share, made from the runs' records: task files, run heads and each
+run's own page (``runs/<id>.html``, from its head), index, run list and search shards, aliases,
+attempts, home, gallery and pages, static files.
 
 Every one is made again at each export from the records (exporter.export_runs), which are
 small; the sink links a file whose bytes did not change from the current site instead of
 writing it. The exceptions are the task files of a task no run read in this export
-(linked when the current site holds the same task's, else read again from one of its runs)
-and the head of a run that was reused while its task file stayed the same (linked).
+(linked when the current site holds the same task's, else read again from one of its runs),
+the head of a run that was reused while its task file stayed the same (linked) and a run's own
+page made from the same head bytes and templates as the current site's (linked, not rendered).
 """
 
 from __future__ import annotations
