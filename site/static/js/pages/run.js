@@ -7,7 +7,9 @@
 // Stable ids and data attributes (tests and deep links rely on them):
 //   #run-error         shown (role=alert) with a message when the run or its task cannot be loaded
 //                      (either of the run's two files: its head or the whole run file; or its task file)
-//   #run-view          the whole view, hidden until the data is loaded; data-loaded="head" while it is
+//   #run-view          the whole view, hidden until the data is loaded (on a run's own page it is
+//                      shown from the start, data-loaded="page": its first step is in the HTML);
+//                      data-loaded="head" while it is
 //                      drawn from the run's head file alone (data/run-heads/<id>.json: the first steps,
 //                      the task's title and instruction and the checks panel's first groups; no other
 //                      checks, timeline, curve, matrix, search or step moves yet), "all" once the task
