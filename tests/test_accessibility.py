@@ -12,6 +12,7 @@ PAGES = {
     "home": "index.html",
     "run": "run.html?run=fixture-oracle-s1&step=3&check=A1-fire-1",
     "episode run": "run.html?run=fixture-episode-easy&step=2",
+    "run's own page": "runs/fixture-partial-s1.html",  # its first step as its HTML writes it
     "compare": "compare.html?a=fixture-oracle-s1&b=fixture-partial-s1",
     "gallery": "gallery/index.html",
 }
