@@ -203,6 +203,12 @@ def test_the_page_shows_its_first_step_with_roots_and_findings_without_the_bundl
       mark: performance.getEntriesByName('first-step-rendered')[0].startTime,
       head: performance.getEntriesByType('resource').find((r) => r.name.includes('/data/run-heads/')).startTime })""")
     assert timing["head"] > timing["mark"]
+    # Enter in the run search before the bundle is in: no submission, the page stays
+    page.evaluate("() => { window.stayed = true; }")
+    page.fill("#run-search", "rules")
+    page.press("#run-search", "Enter")
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.stayed === true") and "?" not in page.url
     context.close()
 
 

@@ -4,7 +4,12 @@
 // that shows the step, so the first paint waits for the stylesheet alone (static/prefetch-run.js
 // starts the head's download then too). A page asked for another step (html.prerender-stale,
 // set by the prefetch script) asks for the bundle at once and leaves the mark to the view.
+// Until the bundle is in (a frame or so; for good on file://, where the page says to serve the
+// site), Enter in the run search must not submit its form and reload the page (pages/run.js
+// does the same once it runs; the form is above this script).
 (function startRunPage() {
+  const form = document.getElementById("run-search-form");
+  if (form) form.addEventListener("submit", (event) => event.preventDefault());
   const script = document.currentScript;
   const bundle = script && script.dataset.bundle;
   if (!bundle) return;
