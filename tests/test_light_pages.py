@@ -75,6 +75,14 @@ def test_a_deep_link_to_a_check_not_drawn_yet_opens_scrolls_to_and_highlights_it
     box = row.locator(".check-cause").bounding_box()
     assert 0 <= box["y"] and box["y"] + box["height"] <= VIEWPORT["height"]
     assert page.locator("#matrix-row").get_attribute("data-check-id") == check
+    # a passing check far down has no cause at that step: the link still scrolls to its row
+    passing = [index for index in in_panel_order if run["steps"][0]["checks"][index] == "1"]
+    check = task["checks"][passing[-1]]["id"]
+    _open(page, url, f"run={run['run_id']}&step=0&check={check}&cause=1")
+    row = page.locator(f'#checks-panel li.check[data-check-id="{check}"]')
+    assert "selected" in row.get_attribute("class") and row.locator(".check-cause").count() == 0
+    box = row.bounding_box()
+    assert 0 <= box["y"] and box["y"] + box["height"] <= VIEWPORT["height"]
     assert page.page_errors == []
 
 

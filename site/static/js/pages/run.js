@@ -337,8 +337,10 @@ async function showWhole(modules) {
   markFirstPaint();
   if (!episode) state.views.matrix = timed("matrix", () => modules.renderMatrix(byId("matrix"), run.steps, task, selectCell));
   state.views.matrix(state.step, state.check);
+  // &cause=1 scrolls to the check's cause, or to its row when it has none at this step (it passes)
+  const row = state.check ? document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"]`) : null;
   const target = state.hunk !== null ? document.querySelector("#step-diff tr.hunk-highlight")
-    : state.check ? document.querySelector(`li.check[data-check-id="${CSS.escape(state.check)}"]${state.cause ? " .check-cause" : ""}`) : null;
+    : row && state.cause ? row.querySelector(".check-cause") ?? row : row;
   if (target) target.scrollIntoView({ block: "center" });
   view.dataset.loaded = "all";
   document.body.dataset.ready = "1";
